@@ -118,7 +118,7 @@ func (r *Registry) Lookup(ref string) (Record, error) {
 		Ref:     ref,
 		Message: fmt.Sprintf("Ref %q was not issued by any snapshot in this session.", ref),
 		Actions: []llmerr.Action{
-			llmerr.Call("browser_snapshot", "get the current refs; use a ref exactly as printed, like e12"),
+			llmerr.Call("browser_snapshot", "get the current refs and copy one exactly as printed"),
 		},
 	}
 	switch {
@@ -139,10 +139,10 @@ func (r *Registry) Lookup(ref string) (Record, error) {
 
 func malformedCause(ref string) string {
 	switch {
+	case strings.HasPrefix(ref, "[ref=") || strings.HasPrefix(ref, "ref="):
+		return "write only the ref itself, like e12, without [ref=...]"
 	case strings.ContainsAny(ref, "#.[]>:=") || strings.HasPrefix(ref, "//"):
 		return "it looks like a CSS selector or XPath; tools take a ref like e12 from browser_snapshot"
-	case strings.HasPrefix(ref, "[ref=") || strings.HasPrefix(ref, "ref="):
-		return "write only the ref itself, like e12"
 	case strings.HasPrefix(strings.ToLower(ref), "e") && len(ref) > 1:
 		return "refs are the letter e followed by a number, like e12"
 	}

@@ -1,0 +1,221 @@
+package browser
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+// Options configure how the browser is found and started.
+type Options struct {
+	// DriverDir and ExecutablePath override where the driver and Chromium
+	// are looked for (see Locate).
+	DriverDir      string
+	ExecutablePath string
+	// CDPEndpoint, when set, connects to a running Chromium instead of
+	// launching one.
+	CDPEndpoint string
+	Headless    bool
+	// Args are extra Chromium command-line arguments.
+	Args      []string
+	Viewport  *playwright.Size
+	UserAgent string
+	// ActionTimeout bounds element actions; NavigationTimeout bounds loads.
+	ActionTimeout     time.Duration
+	NavigationTimeout time.Duration
+	// CloseWhenIdle closes Chromium when the last context is closed, so that
+	// browser_close frees the memory; a shared test browser keeps it open.
+	CloseWhenIdle bool
+	// DriverLog receives the driver's stderr. Never stdout: in stdio mode
+	// stdout carries JSON-RPC only.
+	DriverLog io.Writer
+	Logger    *slog.Logger
+}
+
+// baseArgs keep Chromium quiet on machines with a closed network and make it
+// run as root in containers.
+var baseArgs = []string{
+	"--no-sandbox", "--disable-gpu", "--disable-background-networking",
+	"--disable-component-update", "--disable-sync", "--no-first-run",
+	"--disable-dev-shm-usage",
+}
+
+// Manager owns the Playwright driver and one Chromium, started lazily and
+// shared by every context it hands out. It is safe for concurrent use.
+type Manager struct {
+	opts Options
+
+	mu       sync.Mutex
+	pw       *playwright.Playwright
+	browser  playwright.Browser
+	contexts int
+}
+
+// NewManager returns a manager; nothing starts until the first context.
+func NewManager(opts Options) *Manager {
+	if opts.ActionTimeout == 0 {
+		opts.ActionTimeout = 5 * time.Second
+	}
+	if opts.NavigationTimeout == 0 {
+		opts.NavigationTimeout = 60 * time.Second
+	}
+	if opts.DriverLog == nil {
+		opts.DriverLog = os.Stderr
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(opts.DriverLog, nil))
+	}
+	return &Manager{opts: opts}
+}
+
+// Options returns the manager's options.
+func (m *Manager) Options() Options { return m.opts }
+
+// NewContext returns a fresh, isolated browser context, starting the driver
+// and Chromium first if needed. storageState, if not empty, is a Playwright
+// storage-state file loaded natively.
+func (m *Manager) NewContext(storageState string) (playwright.BrowserContext, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.startLocked(); err != nil {
+		return nil, err
+	}
+	opts := playwright.BrowserNewContextOptions{}
+	if m.opts.Viewport != nil {
+		opts.Viewport = m.opts.Viewport
+	}
+	if m.opts.UserAgent != "" {
+		opts.UserAgent = playwright.String(m.opts.UserAgent)
+	}
+	if storageState != "" {
+		opts.StorageStatePath = playwright.String(storageState)
+	}
+	c, err := m.browser.NewContext(opts)
+	if err != nil {
+		return nil, llmerr.Classify(err, llmerr.Situation{Tool: "browser"})
+	}
+	c.SetDefaultTimeout(float64(m.opts.ActionTimeout.Milliseconds()))
+	c.SetDefaultNavigationTimeout(float64(m.opts.NavigationTimeout.Milliseconds()))
+	m.contexts++
+	return c, nil
+}
+
+// ReleaseContext closes c and, when it was the last one and CloseWhenIdle is
+// set, closes Chromium too.
+func (m *Manager) ReleaseContext(c playwright.BrowserContext) {
+	_ = c.Close()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.contexts > 0 {
+		m.contexts--
+	}
+	if m.contexts == 0 && m.opts.CloseWhenIdle && m.browser != nil {
+		b := m.browser
+		m.browser = nil
+		_ = b.Close()
+	}
+}
+
+func (m *Manager) startLocked() error {
+	if m.browser != nil && m.browser.IsConnected() {
+		return nil
+	}
+	m.browser = nil
+	if m.pw == nil {
+		paths, err := Locate(m.opts.DriverDir, m.opts.ExecutablePath)
+		if err != nil && !(m.opts.CDPEndpoint != "" && isChromiumMissing(err)) {
+			return err
+		}
+		// playwright-go reads the node path only from the environment.
+		if paths.Node != "" {
+			os.Setenv("PLAYWRIGHT_NODEJS_PATH", paths.Node)
+		}
+		start := time.Now()
+		pw, err := playwright.Run(&playwright.RunOptions{
+			DriverDirectory:     paths.DriverDir,
+			SkipInstallBrowsers: true,
+			Verbose:             false,
+			Stdout:              m.opts.DriverLog,
+			Stderr:              m.opts.DriverLog,
+			Logger:              m.opts.Logger,
+		})
+		if err != nil {
+			return &llmerr.Error{Code: llmerr.SetupRequired, Err: err,
+				Message: "The Playwright driver did not start.",
+				Cause:   err.Error(),
+				Note:    "A person must fix the machine: run retrace install. Retrying will fail the same way until then."}
+		}
+		m.opts.Logger.Info("playwright driver started", "ms", time.Since(start).Milliseconds())
+		m.pw = pw
+		m.opts.ExecutablePath = paths.Chromium
+	}
+	start := time.Now()
+	var b playwright.Browser
+	var err error
+	if m.opts.CDPEndpoint != "" {
+		b, err = m.pw.Chromium.ConnectOverCDP(m.opts.CDPEndpoint)
+	} else {
+		b, err = m.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+			ExecutablePath: playwright.String(m.opts.ExecutablePath),
+			Headless:       playwright.Bool(m.opts.Headless),
+			Args:           append(append([]string{}, baseArgs...), m.opts.Args...),
+			Timeout:        playwright.Float(30000),
+		})
+	}
+	if err != nil {
+		return &llmerr.Error{Code: llmerr.SetupRequired, Err: err,
+			Message: "Chromium did not start.",
+			Cause:   firstLine(err.Error()),
+			Note:    fmt.Sprintf("A person must check the browser at %s (or --cdp-endpoint). Retrying will fail the same way until then.", m.opts.ExecutablePath),
+		}
+	}
+	m.opts.Logger.Info("chromium started", "ms", time.Since(start).Milliseconds(), "version", b.Version())
+	m.browser = b
+	return nil
+}
+
+func isChromiumMissing(err error) bool {
+	e, ok := llmerr.As(err)
+	return ok && e.Details["missing"] == "Chromium"
+}
+
+// Close stops Chromium and the driver.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	if m.browser != nil {
+		errs = append(errs, m.browser.Close())
+		m.browser = nil
+	}
+	if m.pw != nil {
+		errs = append(errs, m.pw.Stop())
+		m.pw = nil
+	}
+	m.contexts = 0
+	return errors.Join(errs...)
+}
+
+// Running reports whether Chromium is up.
+func (m *Manager) Running() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.browser != nil && m.browser.IsConnected()
+}
+
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

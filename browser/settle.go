@@ -1,0 +1,112 @@
+package browser
+
+import (
+	"context"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// SettleLimits bound each stage of waiting for the page to settle after an
+// action. None is a fixed sleep: each stage ends as soon as its condition
+// holds.
+type SettleLimits struct {
+	// Navigation bounds waiting for a navigation the action started to reach
+	// DOMContentLoaded.
+	Navigation time.Duration
+	// Network bounds waiting for requests the action started.
+	Network time.Duration
+	// DOMQuiet is how long the DOM must see no mutation; DOMMax bounds it.
+	DOMQuiet time.Duration
+	DOMMax   time.Duration
+}
+
+// DefaultSettleLimits returns the limits used after clicks and typing.
+func DefaultSettleLimits(nav time.Duration) SettleLimits {
+	return SettleLimits{Navigation: nav, Network: 1500 * time.Millisecond,
+		DOMQuiet: 40 * time.Millisecond, DOMMax: time.Second}
+}
+
+// Settled says what the settle step saw.
+type Settled struct {
+	// Navigated is true when the main frame committed a new document.
+	Navigated bool
+	// LoadErr is set when a navigation started but did not load in time.
+	LoadErr error
+	// PendingRequests counts requests still running when waiting stopped.
+	PendingRequests int
+}
+
+// domQuietJS resolves once the document has seen no mutation for quiet ms
+// (after one animation frame, so pending renders land), or after max ms.
+const domQuietJS = `(o) => new Promise((resolve) => {
+  const start = performance.now();
+  let last = start;
+  const mo = new MutationObserver(() => { last = performance.now(); });
+  mo.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  const check = () => {
+    const now = performance.now();
+    if (now - last >= o.quiet || now - start >= o.max) { mo.disconnect(); resolve(true); return; }
+    setTimeout(check, Math.max(5, o.quiet - (now - last)));
+  };
+  requestAnimationFrame(() => setTimeout(check, 0));
+})`
+
+// Settle waits, within lim, for what the action since m started: a
+// navigation of the main frame, its requests, and DOM mutations.
+func (t *Tab) Settle(ctx context.Context, m Mark, lim SettleLimits) Settled {
+	var s Settled
+	navReq, committed, _, _ := t.since(m)
+	if navReq && !committed {
+		// Wait for the navigation to commit, or for its request to end
+		// without one (a download, a 204, an error).
+		t.waitUntil(ctx, lim.Navigation, func() bool {
+			_, c, pending, _ := t.since(m)
+			return c || pending == 0
+		})
+		_, committed, _, _ = t.since(m)
+	}
+	if committed {
+		s.Navigated = true
+		err := t.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
+			State:   playwright.LoadStateDomcontentloaded,
+			Timeout: playwright.Float(float64(lim.Navigation.Milliseconds())),
+		})
+		if err != nil {
+			s.LoadErr = err
+			return s
+		}
+	}
+	t.waitUntil(ctx, lim.Network, func() bool {
+		_, _, pending, _ := t.since(m)
+		return pending == 0
+	})
+	_, _, s.PendingRequests, _ = t.since(m)
+	if lim.DOMMax > 0 && !t.Closed() {
+		// An error here means the document changed again; the result still
+		// reports the new URL, so it is not an error of the action.
+		_, _ = t.Page.Evaluate(domQuietJS, map[string]any{
+			"quiet": lim.DOMQuiet.Milliseconds(), "max": lim.DOMMax.Milliseconds()})
+	}
+	return s
+}
+
+// waitUntil waits until cond holds, limit passes, or ctx ends. cond is re-checked on every tab event.
+func (t *Tab) waitUntil(ctx context.Context, limit time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	for {
+		// Take the wake channel before checking, so no event is missed.
+		_, _, _, wake := t.since(Mark{})
+		if cond() {
+			return true
+		}
+		select {
+		case <-wake:
+		case <-deadline.C:
+			return cond()
+		case <-ctx.Done():
+			return cond()
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package browser
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+func TestFindDriverSaysHowToFix(t *testing.T) {
+	empty := t.TempDir()
+	_, _, err := FindDriver(empty)
+	e, ok := llmerr.As(err)
+	if !ok || e.Code != llmerr.SetupRequired {
+		t.Fatalf("FindDriver(empty) = %v, want SETUP_REQUIRED", err)
+	}
+	if !strings.Contains(e.Text(llmerr.StyleRecovery), "retrace install") {
+		t.Errorf("the error does not say to run retrace install:\n%s", e.Text(llmerr.StyleRecovery))
+	}
+
+	// A driver of the wrong version is named as such.
+	wrong := t.TempDir()
+	os.MkdirAll(filepath.Join(wrong, "package"), 0o755)
+	os.WriteFile(filepath.Join(wrong, "package", "cli.js"), nil, 0o644)
+	os.WriteFile(filepath.Join(wrong, "package", "package.json"), []byte(`{"version":"1.40.0"}`), 0o644)
+	_, _, err = FindDriver(wrong)
+	if e, _ := llmerr.As(err); e == nil || !strings.Contains(e.Cause, "version 1.40.0") {
+		t.Errorf("wrong version not reported: %v", err)
+	}
+}
+
+func TestFindChromiumExplicitPath(t *testing.T) {
+	_, err := FindChromium("/nonexistent/chromium")
+	e, ok := llmerr.As(err)
+	if !ok || e.Code != llmerr.SetupRequired || !strings.Contains(e.Text(llmerr.StyleRecovery), "apt-get install chromium") {
+		t.Fatalf("FindChromium(bad) = %v", err)
+	}
+	t.Setenv("RETRACE_EXECUTABLE_PATH", "/nonexistent/too")
+	if _, err := FindChromium(""); err == nil {
+		t.Error("a bad RETRACE_EXECUTABLE_PATH was ignored")
+	}
+}
+
+func TestLocateFindsInstalledParts(t *testing.T) {
+	p, err := Locate("", "")
+	if err != nil {
+		t.Fatalf("make setup should have installed the driver and Chromium: %v", err)
+	}
+	for _, f := range []string{filepath.Join(p.DriverDir, "package", "cli.js"), p.Node, p.Chromium} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

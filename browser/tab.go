@@ -1,0 +1,151 @@
+package browser
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/playwright-community/playwright-go"
+)
+
+// DialogPolicy says how JavaScript dialogs are answered.
+type DialogPolicy string
+
+// The dialog policies. beforeunload is always accepted, so a page can never
+// trap the agent.
+const (
+	DialogAccept  DialogPolicy = "accept"
+	DialogDismiss DialogPolicy = "dismiss"
+)
+
+// DialogEvent is one dialog the page opened and how it was answered.
+type DialogEvent struct {
+	Type     string // alert, confirm, prompt, beforeunload
+	Message  string
+	Accepted bool
+}
+
+// String renders the event for a tool result.
+func (d DialogEvent) String() string {
+	how := "dismissed"
+	if d.Accepted {
+		how = "accepted"
+	}
+	return fmt.Sprintf("%s dialog %q was %s", d.Type, d.Message, how)
+}
+
+// Tab is one page with the events retrace watches: dialogs, navigations of
+// the main frame, requests in flight, crashes and closing. Event handlers run
+// on playwright-go's dispatch goroutine, so they only record facts here and
+// never call Playwright (which would deadlock).
+type Tab struct {
+	Page playwright.Page
+
+	mu       sync.Mutex
+	policy   DialogPolicy
+	dialogs  []DialogEvent
+	navSeq   int // main-frame navigations committed
+	navReq   int // main-frame navigation requests started
+	reqSeq   int // requests started
+	inflight map[playwright.Request]int
+	crashed  bool
+	closed   bool
+	wake     chan struct{} // closed and replaced on every event
+}
+
+// NewTab starts watching page.
+func NewTab(page playwright.Page, policy DialogPolicy) *Tab {
+	t := &Tab{Page: page, policy: policy, inflight: map[playwright.Request]int{}, wake: make(chan struct{})}
+	page.OnDialog(t.onDialog)
+	page.OnFrameNavigated(func(f playwright.Frame) {
+		if f.ParentFrame() == nil {
+			t.update(func() { t.navSeq++ })
+		}
+	})
+	page.OnRequest(func(r playwright.Request) {
+		nav := r.IsNavigationRequest() && r.Frame() == page.MainFrame()
+		t.update(func() {
+			t.reqSeq++
+			t.inflight[r] = t.reqSeq
+			if nav {
+				t.navReq++
+			}
+		})
+	})
+	done := func(r playwright.Request) { t.update(func() { delete(t.inflight, r) }) }
+	page.OnRequestFinished(done)
+	page.OnRequestFailed(done)
+	page.OnCrash(func(playwright.Page) { t.update(func() { t.crashed = true }) })
+	page.OnClose(func(playwright.Page) { t.update(func() { t.closed = true }) })
+	return t
+}
+
+func (t *Tab) update(f func()) {
+	t.mu.Lock()
+	f()
+	close(t.wake)
+	t.wake = make(chan struct{})
+	t.mu.Unlock()
+}
+
+func (t *Tab) onDialog(d playwright.Dialog) {
+	accept := t.policy == DialogAccept || d.Type() == "beforeunload"
+	ev := DialogEvent{Type: d.Type(), Message: d.Message(), Accepted: accept}
+	t.update(func() { t.dialogs = append(t.dialogs, ev) })
+	// Answering is a Playwright call: never on the dispatch goroutine.
+	go func() {
+		if accept {
+			_ = d.Accept(d.DefaultValue())
+		} else {
+			_ = d.Dismiss()
+		}
+	}()
+}
+
+// TakeDialogs returns the dialogs seen since the last call.
+func (t *Tab) TakeDialogs() []DialogEvent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := t.dialogs
+	t.dialogs = nil
+	return d
+}
+
+// Crashed reports whether the page crashed.
+func (t *Tab) Crashed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.crashed
+}
+
+// Closed reports whether the page was closed.
+func (t *Tab) Closed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.closed || t.Page.IsClosed()
+}
+
+// Mark is a point in the tab's event history, taken before an action so the
+// settle step knows what the action started.
+type Mark struct {
+	navSeq, navReq, reqSeq int
+}
+
+// Mark returns the current point in the event history.
+func (t *Tab) Mark() Mark {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Mark{navSeq: t.navSeq, navReq: t.navReq, reqSeq: t.reqSeq}
+}
+
+// state returns, under the lock, what happened since m and the channel that
+// will be closed on the next event.
+func (t *Tab) since(m Mark) (navRequested, navCommitted bool, pending int, wake <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, seq := range t.inflight {
+		if seq > m.reqSeq {
+			pending++
+		}
+	}
+	return t.navReq > m.navReq, t.navSeq > m.navSeq, pending, t.wake
+}

@@ -1,0 +1,239 @@
+// Command retrace is an MCP server that gives LLM agents a real browser,
+// and whose every error is a recovery plan the agent can follow.
+//
+// Usage:
+//
+//	retrace [flags]            serve MCP over stdio
+//	retrace --port 8931        serve Streamable HTTP at http://127.0.0.1:8931/mcp
+//	retrace install            install the Playwright driver, check for Chromium
+//	retrace version            print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/server"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "retrace:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	port              int
+	host              string
+	headless          bool
+	executablePath    string
+	cdpEndpoint       string
+	viewport          string
+	userAgent         string
+	timeoutAction     int
+	timeoutNavigation int
+	errorStyle        string
+	dialog            string
+	logFile           string
+	driverDir         string
+}
+
+func run(args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "install":
+			return install(args[1:])
+		case "version", "--version":
+			fmt.Println("retrace", server.Version, "(Playwright driver "+browser.DriverVersion+")")
+			return nil
+		}
+	}
+	fs := flag.NewFlagSet("retrace", flag.ContinueOnError)
+	var o options
+	fs.IntVar(&o.port, "port", 0, "serve Streamable HTTP on this port instead of stdio")
+	fs.StringVar(&o.host, "host", "127.0.0.1", "address to bind with --port")
+	fs.BoolVar(&o.headless, "headless", true, "run Chromium headless (--headless=false shows the window)")
+	fs.StringVar(&o.executablePath, "executable-path", "", "Chromium executable (default: found on the machine)")
+	fs.StringVar(&o.cdpEndpoint, "cdp-endpoint", "", "connect to a running Chromium at this CDP endpoint instead of launching one")
+	fs.StringVar(&o.viewport, "viewport-size", "1280x720", "viewport size, WIDTHxHEIGHT")
+	fs.StringVar(&o.userAgent, "user-agent", "", "user agent string")
+	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
+	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 60000, "navigation timeout in milliseconds")
+	fs.StringVar(&o.errorStyle, "error-style", "recovery", "error rendering: recovery (plans) or plain (one line, a baseline)")
+	fs.StringVar(&o.dialog, "dialog", "dismiss", "how JavaScript dialogs are answered: accept or dismiss (beforeunload is always accepted)")
+	fs.StringVar(&o.logFile, "log-file", "", "write logs to this file instead of stderr")
+	fs.StringVar(&o.driverDir, "driver-dir", "", "Playwright driver directory (default $RETRACE_DRIVER_DIR or the user cache dir)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "retrace: an MCP server that gives agents a real browser.\n\n"+
+			"Usage:\n  retrace [flags]        serve MCP over stdio\n  retrace install        install the Playwright driver, check Chromium\n"+
+			"  retrace version\n\nEvery flag can also be set as RETRACE_<FLAG> (for example RETRACE_PORT=8931).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see retrace --help)", fs.Arg(0))
+	}
+	if err := applyEnv(fs); err != nil {
+		return err
+	}
+	return serve(o)
+}
+
+// applyEnv sets every flag not given on the command line from
+// RETRACE_<NAME>, with dashes as underscores.
+func applyEnv(fs *flag.FlagSet) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "RETRACE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && !given[f.Name] && err == nil {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %v", env, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func serve(o options) error {
+	logOut := io.Writer(os.Stderr)
+	if o.logFile != "" {
+		f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("--log-file: %w", err)
+		}
+		defer f.Close()
+		logOut = f
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	style, err := llmerr.ParseStyle(o.errorStyle)
+	if err != nil {
+		return fmt.Errorf("--error-style: %w", err)
+	}
+	dialog := browser.DialogPolicy(o.dialog)
+	if dialog != browser.DialogAccept && dialog != browser.DialogDismiss {
+		return fmt.Errorf("--dialog: want accept or dismiss, got %q", o.dialog)
+	}
+	viewport, err := parseViewport(o.viewport)
+	if err != nil {
+		return fmt.Errorf("--viewport-size: %w", err)
+	}
+	if o.timeoutAction <= 0 || o.timeoutNavigation <= 0 {
+		return errors.New("--timeout-action and --timeout-navigation must be positive milliseconds")
+	}
+	mgr := browser.NewManager(browser.Options{
+		DriverDir:         o.driverDir,
+		ExecutablePath:    o.executablePath,
+		CDPEndpoint:       o.cdpEndpoint,
+		Headless:          o.headless,
+		Viewport:          viewport,
+		UserAgent:         o.userAgent,
+		ActionTimeout:     time.Duration(o.timeoutAction) * time.Millisecond,
+		NavigationTimeout: time.Duration(o.timeoutNavigation) * time.Millisecond,
+		CloseWhenIdle:     true,
+		DriverLog:         logOut,
+		Logger:            logger,
+	})
+	defer mgr.Close()
+	// Say at start what is missing; tool calls will say it again.
+	if _, err := browser.Locate(o.driverDir, o.executablePath); err != nil && o.cdpEndpoint == "" {
+		if e, ok := llmerr.As(err); ok {
+			logger.Warn("browser setup incomplete; tool calls will fail until fixed", "cause", e.Cause, "fix", e.Details["fix"])
+		}
+	}
+	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger}, mgr)
+	defer srv.Close()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.port == 0 {
+		logger.Info("serving MCP over stdio")
+		return srv.RunStdio(ctx)
+	}
+	addr := net.JoinHostPort(o.host, strconv.Itoa(o.port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.HTTPHandler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(shut)
+	}()
+	printConnect(os.Stderr, "http://"+ln.Addr().String()+"/mcp")
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func parseViewport(s string) (*playwright.Size, error) {
+	w, h, ok := strings.Cut(strings.ToLower(s), "x")
+	if !ok {
+		return nil, fmt.Errorf("want WIDTHxHEIGHT, got %q", s)
+	}
+	wi, err1 := strconv.Atoi(strings.TrimSpace(w))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(h))
+	if err1 != nil || err2 != nil || wi <= 0 || hi <= 0 {
+		return nil, fmt.Errorf("want WIDTHxHEIGHT in pixels, got %q", s)
+	}
+	return &playwright.Size{Width: wi, Height: hi}, nil
+}
+
+func printConnect(w io.Writer, url string) {
+	fmt.Fprintf(w, `retrace is serving MCP (Streamable HTTP) at %s
+
+Connect an HTTP client (Cursor, VS Code, Claude Code):
+  {"mcpServers": {"retrace": {"url": "%s"}}}
+  claude mcp add --transport http retrace %s
+
+Or run it over stdio instead (Claude Desktop / Claude Code):
+  {"mcpServers": {"retrace": {"command": "retrace", "args": []}}}
+VS Code (.vscode/mcp.json):
+  {"servers": {"retrace": {"type": "stdio", "command": "retrace", "args": []}}}
+
+Press Ctrl+C to stop.
+`, url, url, url)
+}
+
+func install(args []string) error {
+	fs := flag.NewFlagSet("retrace install", flag.ContinueOnError)
+	dir := fs.String("driver-dir", "", "where to install the driver (default $RETRACE_DRIVER_DIR or the user cache dir)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := browser.Install(ctx, *dir, os.Stderr); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "retrace is ready.")
+	return nil
+}

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrace-dev/retrace/fixture"
+)
+
+// These tests drive the built binary the way clients do: over stdio and over
+// Streamable HTTP.
+
+var (
+	binary string
+	fx     *fixture.Server
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "retrace-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "retrace")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build:", err)
+		os.Exit(1)
+	}
+	fx, err = fixture.Start("testdata/pages")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fixture:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	fx.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var s string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s += tc.Text
+		}
+	}
+	return s
+}
+
+func connectBinary(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stderr = &testLog{t: t}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// syncBuffer collects a child's stderr; the child writes from another
+// goroutine while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testLog forwards the server's stderr to the test log, so a failing test
+// shows what the server said.
+type testLog struct{ t *testing.T }
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.t.Logf("server: %s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func TestStdioBinary(t *testing.T) {
+	cs := connectBinary(t)
+	ctx := context.Background()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) < 5 {
+		t.Fatalf("tools/list returned %d tools", len(tools.Tools))
+	}
+	if cs.InitializeResult().Instructions == "" {
+		t.Error("the server sends no instructions")
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "browser_navigate", Arguments: map[string]any{"url": fx.Page("form.html")}})
+	if err != nil || res.IsError {
+		t.Fatalf("navigate: %v %s", err, textOf(res))
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "browser_snapshot"})
+	if err != nil || res.IsError {
+		t.Fatalf("snapshot: %v %s", err, textOf(res))
+	}
+	if !strings.Contains(textOf(res), `button "Sign in" [ref=e`) {
+		t.Errorf("snapshot lacks the button:\n%s", textOf(res))
+	}
+}
+
+// TestStdoutIsOnlyJSONRPC speaks raw JSON-RPC to the binary, including calls
+// that fail, and checks every byte on stdout belongs to a JSON-RPC message.
+func TestStdoutIsOnlyJSONRPC(t *testing.T) {
+	cmd := exec.Command(binary)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	msgs := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"browser_navigate","arguments":{"url":%q}}}`, fx.Page("dialogs.html")),
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"browser_snapshot","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"browser_click","arguments":{"ref":"e2"}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"browser_click","arguments":{"ref":"e424242"}}}`,
+		fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"browser_navigate","arguments":{"url":%q}}}`, fx.DeadURL),
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
+	}
+	go func() {
+		for _, m := range msgs {
+			io.WriteString(stdin, m+"\n")
+			time.Sleep(0) // messages are pipelined; the server answers in any order
+		}
+	}()
+	want := map[float64]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
+	defer deadline.Stop()
+	isError := map[float64]bool{}
+	for len(want) > 0 && sc.Scan() {
+		line := sc.Text()
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("stdout carried a non-JSON line: %q", line)
+		}
+		if m["jsonrpc"] != "2.0" {
+			t.Fatalf("stdout carried a non-JSON-RPC message: %q", line)
+		}
+		if id, ok := m["id"].(float64); ok {
+			delete(want, id)
+			if r, ok := m["result"].(map[string]any); ok && r["isError"] == true {
+				isError[id] = true
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("no answer for ids %v; stderr:\n%s", want, stderr.String())
+	}
+	if !isError[6] || !isError[7] {
+		t.Errorf("bad ref and dead URL should be isError results: %v", isError)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil && !strings.Contains(err.Error(), "killed") {
+		t.Errorf("server exit: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "chromium started") {
+		t.Errorf("logs did not go to stderr:\n%s", stderr.String())
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func TestStreamableHTTP(t *testing.T) {
+	port := freePort(t)
+	cmd := exec.Command(binary, "--port", fmt.Sprint(port))
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	var cs [2]*mcp.ClientSession
+	for i := range cs {
+		var err error
+		for try := 0; try < 50; try++ {
+			cs[i], err = mcp.NewClient(&mcp.Implementation{Name: "http", Version: "0"}, nil).
+				Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+			if err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("connect: %v\n%s", err, stderr.String())
+		}
+		defer cs[i].Close()
+	}
+	ctx := context.Background()
+	// Two HTTP sessions browse independently.
+	for i, page := range []string{"form.html", "dialogs.html"} {
+		res, err := cs[i].CallTool(ctx, &mcp.CallToolParams{Name: "browser_navigate", Arguments: map[string]any{"url": fx.Page(page)}})
+		if err != nil || res.IsError {
+			t.Fatalf("navigate: %v %s", err, textOf(res))
+		}
+	}
+	for i, want := range []string{"Title: Sign in", "Title: Dialogs"} {
+		res, err := cs[i].CallTool(ctx, &mcp.CallToolParams{Name: "browser_snapshot"})
+		if err != nil || !strings.Contains(textOf(res), want) {
+			t.Errorf("session %d: %v\n%s", i, err, textOf(res))
+		}
+	}
+	if !strings.Contains(stderr.String(), endpoint) {
+		t.Errorf("the server did not print how to connect:\n%s", stderr.String())
+	}
+}
+
+func TestMissingSetupIsAnErrorNotACrash(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"no driver", []string{"RETRACE_DRIVER_DIR=" + t.TempDir()}, nil, "retrace install"},
+		{"no chromium", nil, []string{"--executable-path", "/nonexistent/chromium"}, "apt-get install chromium"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(binary, tc.args...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			cmd.Stderr = &testLog{t: t}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil).
+				Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for i := 0; i < 2; i++ { // the server is still there for a second call
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_navigate", Arguments: map[string]any{"url": fx.Page("form.html")}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := textOf(res)
+				if !res.IsError || !strings.Contains(text, "SETUP_REQUIRED") || !strings.Contains(text, tc.want) {
+					t.Errorf("want SETUP_REQUIRED naming %q, got:\n%s", tc.want, text)
+				}
+			}
+		})
+	}
+}
+
+func TestEnvironmentFlags(t *testing.T) {
+	cmd := exec.Command(binary, "--help")
+	out, _ := cmd.CombinedOutput()
+	for _, f := range []string{"-port", "-host", "-headless", "-executable-path", "-timeout-action", "-timeout-navigation", "RETRACE_"} {
+		if !strings.Contains(string(out), f) {
+			t.Errorf("--help does not mention %s", f)
+		}
+	}
+	cmd = exec.Command(binary)
+	cmd.Env = append(os.Environ(), "RETRACE_ERROR_STYLE=bogus")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "error-style") {
+		t.Errorf("a bad RETRACE_ERROR_STYLE should stop the server with a message naming it: %v %s", err, out)
+	}
+}

@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/refs"
+)
+
+type clickArgs struct {
+	Ref     string `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
+	Element string `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
+}
+
+type typeArgs struct {
+	Ref     string `json:"ref" jsonschema:"Ref of an editable element from browser_snapshot"`
+	Text    string `json:"text" jsonschema:"Text to put in the field (replaces its content)"`
+	Element string `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
+	Submit  bool   `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
+}
+
+// maxTypeText bounds browser_type's text: far above any real form value,
+// far below what would stall the page.
+const maxTypeText = 100_000
+
+func (s *Server) addActionTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "browser_click",
+		Description: "Click an element by its ref from browser_snapshot. Waits for the page to settle and reports what changed.",
+		Annotations: &mcp.ToolAnnotations{Title: "Click", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.click)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_type",
+		Description: "Replace the text of an editable element (by ref) and optionally press Enter. Reports what changed.",
+		Annotations: &mcp.ToolAnnotations{Title: "Type text", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.typeText)
+}
+
+// target is a resolved ref ready for an action.
+type target struct {
+	rec refs.Record
+	el  playwright.ElementHandle
+	tab *browser.Tab
+}
+
+// resolve looks ref up in the role's registry and finds its element. Call
+// with the role's lock held.
+func (r *role) resolve(ref string) (*target, error) {
+	rec, err := r.reg.Lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	if r.tab == nil || r.tab.Closed() {
+		return nil, &llmerr.Error{Code: llmerr.StaleRef, Ref: ref, Element: rec.Element(), URL: rec.URL,
+			Message: fmt.Sprintf("Ref %s belongs to a page that is no longer open.", ref),
+			Cause:   "the browser or its page was closed after this ref was issued",
+			Actions: []llmerr.Action{
+				llmerr.Call("browser_navigate", "open the page again", llmerr.A("url", rec.URL)),
+				llmerr.Call("browser_snapshot", "get fresh refs"),
+			}}
+	}
+	el, err := r.eng.Resolve(rec)
+	if err != nil {
+		return nil, err
+	}
+	return &target{rec: rec, el: el, tab: r.tab}, nil
+}
+
+func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*result, error) {
+	r := c.sess.role(defaultRole)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, err := r.resolve(in.Ref)
+	if err != nil {
+		return nil, err
+	}
+	before := pageState(t.tab)
+	mark := t.tab.Mark()
+	timeout := s.cfg.ActionTimeout
+	err = t.el.Click(playwright.ElementHandleClickOptions{Timeout: playwright.Float(float64(timeout.Milliseconds()))})
+	if err != nil {
+		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(),
+			URL: before.url, Timeout: timeout})
+	}
+	return s.report(ctx, t, before, mark, fmt.Sprintf("Clicked %s.", describe(t.rec, in.Element))), nil
+}
+
+func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*result, error) {
+	if n := utf8.RuneCountInString(in.Text); n > maxTypeText {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool, Ref: in.Ref,
+			Message: fmt.Sprintf("The text is %d characters long; browser_type takes at most %d.", n, maxTypeText),
+			Cause:   "the text argument is too long",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "with a shorter text", llmerr.A("ref", in.Ref), llmerr.A("text", "…"))},
+		}
+	}
+	r := c.sess.role(defaultRole)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, err := r.resolve(in.Ref)
+	if err != nil {
+		return nil, err
+	}
+	before := pageState(t.tab)
+	mark := t.tab.Mark()
+	timeout := s.cfg.ActionTimeout
+	sit := llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: before.url, Timeout: timeout}
+	if err := t.el.Fill(in.Text, playwright.ElementHandleFillOptions{Timeout: playwright.Float(float64(timeout.Milliseconds()))}); err != nil {
+		return nil, llmerr.Classify(err, sit)
+	}
+	what := fmt.Sprintf("Typed %d characters into %s.", utf8.RuneCountInString(in.Text), describe(t.rec, in.Element))
+	if in.Submit {
+		if err := t.el.Press("Enter", playwright.ElementHandlePressOptions{Timeout: playwright.Float(float64(timeout.Milliseconds()))}); err != nil {
+			return nil, llmerr.Classify(err, sit)
+		}
+		what += " Pressed Enter."
+	}
+	return s.report(ctx, t, before, mark, what), nil
+}
+
+// describe names the element for a result line: role "name" [ref=eN].
+func describe(rec refs.Record, human string) string {
+	d := fmt.Sprintf("%s [ref=%s]", rec.Element(), rec.Ref)
+	if human != "" && !strings.EqualFold(human, rec.Name) {
+		d = fmt.Sprintf("%q, %s", human, d)
+	}
+	return d
+}
+
+type state struct{ url, title string }
+
+func pageState(tab *browser.Tab) state {
+	title, _ := tab.Page.Title()
+	return state{url: tab.Page.URL(), title: title}
+}
+
+// report waits for the page to settle and says what the action changed.
+func (s *Server) report(ctx context.Context, t *target, before state, mark browser.Mark, what string) *result {
+	settled := t.tab.Settle(ctx, mark, browser.DefaultSettleLimits(s.cfg.NavigationTimeout))
+	var b strings.Builder
+	b.WriteString(what)
+	b.WriteString("\n")
+	writeDialogs(&b, t.tab)
+	if t.tab.Closed() {
+		b.WriteString("The page closed itself. The next browser call opens a new page.\n")
+		return &result{text: strings.TrimRight(b.String(), "\n")}
+	}
+	after := pageState(t.tab)
+	switch {
+	case after.url != before.url:
+		fmt.Fprintf(&b, "Page navigated: %s → %s\nTitle: %s\n", before.url, after.url, after.title)
+		b.WriteString("Call browser_snapshot() for the new page's refs.\n")
+	case settled.Navigated:
+		fmt.Fprintf(&b, "Page reloaded: %s\nTitle: %s\n", after.url, after.title)
+		b.WriteString("Refs from earlier snapshots are stale; call browser_snapshot() for new ones.\n")
+	case after.title != before.title:
+		fmt.Fprintf(&b, "Title changed: %q → %q\n", before.title, after.title)
+	}
+	if settled.LoadErr != nil {
+		b.WriteString("The new page had not finished loading; browser_snapshot() shows what is there.\n")
+	}
+	return &result{text: strings.TrimRight(b.String(), "\n")}
+}

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/fixture"
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// Shared by every test of the package: one fixture server, one Chromium.
+// Each test gets its own MCP session and so its own browser context.
+var (
+	fx       *fixture.Server
+	browsers *browser.Manager
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	fx, err = fixture.Start("../testdata/pages")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fixture:", err)
+		os.Exit(1)
+	}
+	browsers = browser.NewManager(browser.Options{
+		Headless:          true,
+		ActionTimeout:     3 * time.Second,
+		NavigationTimeout: 10 * time.Second,
+	})
+	code := m.Run()
+	browsers.Close()
+	fx.Close()
+	os.Exit(code)
+}
+
+// client is one MCP client session against a fresh server.
+type client struct {
+	t   *testing.T
+	srv *Server
+	cs  *mcp.ClientSession
+}
+
+// connect starts a server on the shared browser and connects a client to it
+// through the go-sdk in-memory transports.
+func connect(t *testing.T, cfg Config) *client {
+	t.Helper()
+	srv := New(cfg, browsers)
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "retrace-test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+		srv.Close()
+	})
+	return &client{t: t, srv: srv, cs: cs}
+}
+
+// reply is a tool result as a client sees it.
+type reply struct {
+	Text       string
+	IsError    bool
+	Structured map[string]any
+}
+
+func (r reply) code() string {
+	c, _ := r.Structured["code"].(string)
+	return c
+}
+
+// call calls a tool and returns its result; protocol errors fail the test.
+// Every error result is checked to be a valid recovery plan.
+func (c *client) call(name string, args map[string]any) reply {
+	c.t.Helper()
+	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Fatalf("%s(%v): protocol error: %v", name, args, err)
+	}
+	var r reply
+	r.IsError = res.IsError
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			r.Text += tc.Text
+		}
+	}
+	if res.StructuredContent != nil {
+		data, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(data, &r.Structured)
+	}
+	if r.IsError {
+		c.checkPlan(name, r)
+	}
+	return r
+}
+
+// ok calls a tool that must succeed.
+func (c *client) ok(name string, args map[string]any) string {
+	c.t.Helper()
+	r := c.call(name, args)
+	if r.IsError {
+		c.t.Fatalf("%s(%v) failed:\n%s", name, args, r.Text)
+	}
+	return r.Text
+}
+
+// fail calls a tool that must fail with code.
+func (c *client) fail(name string, args map[string]any, code llmerr.Code) reply {
+	c.t.Helper()
+	r := c.call(name, args)
+	if !r.IsError {
+		c.t.Fatalf("%s(%v) succeeded, want %s:\n%s", name, args, code, r.Text)
+	}
+	if r.code() != string(code) {
+		c.t.Fatalf("%s(%v) code = %s, want %s:\n%s", name, args, r.code(), code, r.Text)
+	}
+	return r
+}
+
+// checkPlan verifies that an error result carries the structured object and
+// that every step names a real tool with arguments that tool takes.
+func (c *client) checkPlan(tool string, r reply) {
+	c.t.Helper()
+	if r.Structured == nil {
+		c.t.Fatalf("%s error has no structuredContent:\n%s", tool, r.Text)
+	}
+	for _, k := range []string{"code", "category", "message", "retryable", "refsInvalidated", "sessionValid", "actions"} {
+		if _, ok := r.Structured[k]; !ok {
+			c.t.Errorf("%s error: structuredContent lacks %q", tool, k)
+		}
+	}
+	actions, _ := r.Structured["actions"].([]any)
+	args := c.srv.ToolArgs()
+	for _, a := range actions {
+		m := a.(map[string]any)
+		name, _ := m["tool"].(string)
+		known, ok := args[name]
+		if !ok {
+			c.t.Errorf("%s error names tool %q, which does not exist:\n%s", tool, name, r.Text)
+			continue
+		}
+		for arg := range m["args"].(map[string]any) {
+			if !known[arg] {
+				c.t.Errorf("%s error passes %s(%s=...), which %s does not take:\n%s", tool, name, arg, name, r.Text)
+			}
+		}
+		if !strings.Contains(r.Text, name+"(") {
+			c.t.Errorf("%s error: step %s is not written in the text:\n%s", tool, name, r.Text)
+		}
+	}
+}
+
+// refOf returns the ref on the first snapshot line containing all parts.
+func refOf(t *testing.T, snap string, parts ...string) string {
+	t.Helper()
+	for _, line := range strings.Split(snap, "\n") {
+		all := true
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				all = false
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		i := strings.Index(line, "[ref=")
+		if i < 0 {
+			continue
+		}
+		j := strings.IndexByte(line[i:], ']')
+		return line[i+5 : i+j]
+	}
+	t.Fatalf("no line with ref containing %q in snapshot:\n%s", parts, snap)
+	return ""
+}
+
+func mustContain(t *testing.T, text string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("missing %q in:\n%s", w, text)
+		}
+	}
+}

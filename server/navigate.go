@@ -1,0 +1,146 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+type navigateArgs struct {
+	URL string `json:"url" jsonschema:"The URL to load; a bare host like example.com gets https://"`
+}
+
+type closeArgs struct{}
+
+func (s *Server) addNavigateTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "browser_navigate",
+		Description: "Load a URL in the current page. Returns the final URL, title and HTTP status; call browser_snapshot to see the page.",
+		Annotations: &mcp.ToolAnnotations{Title: "Navigate to a URL", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.navigate)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_close",
+		Description: "Close the browser. Refs issued so far become stale; the next browser call opens a fresh browser.",
+		Annotations: &mcp.ToolAnnotations{Title: "Close the browser", DestructiveHint: ptr(true), IdempotentHint: true},
+	}, s.closeBrowser)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*result, error) {
+	target, err := normalizeURL(in.URL)
+	if err != nil {
+		return nil, err
+	}
+	r := c.sess.role(defaultRole)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tab, err := r.ensureTab()
+	if err != nil {
+		return nil, err
+	}
+	mark := tab.Mark()
+	resp, err := tab.Page.Goto(target, playwright.PageGotoOptions{
+		WaitUntil: playwright.WaitUntilStateDomcontentloaded,
+		Timeout:   playwright.Float(float64(s.cfg.NavigationTimeout.Milliseconds())),
+	})
+	if err != nil {
+		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: target,
+			Timeout: s.cfg.NavigationTimeout, Navigating: true})
+	}
+	lim := browser.DefaultSettleLimits(s.cfg.NavigationTimeout)
+	tab.Settle(ctx, mark, lim)
+	var b strings.Builder
+	final := tab.Page.URL()
+	fmt.Fprintf(&b, "Navigated to %s", final)
+	if resp != nil {
+		fmt.Fprintf(&b, " (HTTP %d)", resp.Status())
+	}
+	b.WriteString("\n")
+	if final != target {
+		fmt.Fprintf(&b, "Requested: %s\n", target)
+	}
+	title, _ := tab.Page.Title()
+	fmt.Fprintf(&b, "Title: %s\n", title)
+	writeDialogs(&b, tab)
+	b.WriteString("Next: browser_snapshot() to see the page and get refs.")
+	return &result{text: b.String()}, nil
+}
+
+// normalizeURL accepts what a model is likely to write (example.com,
+// localhost:3000) and rejects what a browser cannot load.
+func normalizeURL(raw string) (string, error) {
+	u := strings.TrimSpace(raw)
+	bad := func(cause string) error {
+		return &llmerr.Error{Code: llmerr.InvalidParams, Tool: "browser_navigate", URL: raw,
+			Message: fmt.Sprintf("%q is not a URL the browser can load.", raw),
+			Cause:   cause,
+			Actions: []llmerr.Action{llmerr.Call("browser_navigate", "with a full URL", llmerr.A("url", "https://example.com/"))},
+		}
+	}
+	if u == "" {
+		return "", bad("the url is empty")
+	}
+	if strings.ContainsAny(u, " \t\n") {
+		return "", bad("a URL cannot contain spaces; encode them as %20")
+	}
+	lower := strings.ToLower(u)
+	if strings.HasPrefix(lower, "about:") || strings.HasPrefix(lower, "data:") {
+		return u, nil
+	}
+	if strings.HasPrefix(lower, "javascript:") {
+		return "", bad("javascript: URLs are not navigations; there is no tool to run scripts yet")
+	}
+	if !strings.Contains(u, "://") {
+		scheme := "https://"
+		host := u
+		if i := strings.IndexAny(host, "/?#"); i >= 0 {
+			host = host[:i]
+		}
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host == "localhost" || net.ParseIP(strings.Trim(host, "[]")) != nil {
+			scheme = "http://"
+		}
+		u = scheme + u
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", bad("it does not parse: " + err.Error())
+	}
+	switch p.Scheme {
+	case "http", "https":
+		if p.Host == "" {
+			return "", bad("it has no host")
+		}
+	case "file":
+	default:
+		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http, https or file)", p.Scheme))
+	}
+	return p.String(), nil
+}
+
+func (s *Server) closeBrowser(ctx context.Context, c *call, _ closeArgs) (*result, error) {
+	r := c.sess.role(defaultRole)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closeLocked() {
+		return &result{text: "The browser was not open. The next browser call opens a fresh one."}, nil
+	}
+	return &result{text: "Closed the browser. Refs issued so far are stale; the next browser call opens a fresh browser."}, nil
+}
+
+func writeDialogs(b *strings.Builder, tab *browser.Tab) {
+	for _, d := range tab.TakeDialogs() {
+		fmt.Fprintf(b, "Dialog: %s\n", d)
+	}
+}

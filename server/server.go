@@ -1,0 +1,127 @@
+// Package server is retrace's MCP layer: the tool definitions and handlers,
+// the per-session state that wires the browser, snapshot and ref packages
+// together, and the transports.
+package server
+
+import (
+	"context"
+	_ "embed"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+//go:embed instructions.md
+var instructions string
+
+// Version is the server version reported to clients; main sets it from the
+// build.
+const Version = "0.1.0"
+
+// Config holds what the server needs beyond the browser manager.
+type Config struct {
+	// ActionTimeout and NavigationTimeout override the manager's, when set.
+	ActionTimeout     time.Duration
+	NavigationTimeout time.Duration
+	ErrorStyle        llmerr.Style
+	DialogPolicy      browser.DialogPolicy
+	Logger            *slog.Logger
+}
+
+// Server is one retrace MCP server. Every MCP session (one per stdio
+// connection, one per Streamable HTTP session) gets its own browser
+// contexts, refs and state; Chromium itself is shared through the manager.
+type Server struct {
+	cfg      Config
+	browsers *browser.Manager
+	mcp      *mcp.Server
+	log      *slog.Logger
+	// toolArgs lists each tool's argument names, to check recovery plans.
+	toolArgs map[string]map[string]bool
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*session
+}
+
+// New builds a server that gets its browsers from m.
+func New(cfg Config, m *browser.Manager) *Server {
+	if cfg.ErrorStyle == "" {
+		cfg.ErrorStyle = llmerr.StyleRecovery
+	}
+	if cfg.DialogPolicy == "" {
+		cfg.DialogPolicy = browser.DialogDismiss
+	}
+	if cfg.ActionTimeout == 0 {
+		cfg.ActionTimeout = m.Options().ActionTimeout
+	}
+	if cfg.NavigationTimeout == 0 {
+		cfg.NavigationTimeout = m.Options().NavigationTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, browsers: m, log: cfg.Logger,
+		toolArgs: map[string]map[string]bool{}, sessions: map[*mcp.ServerSession]*session{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "retrace", Title: "retrace browser", Version: Version},
+		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger})
+	s.addNavigateTools()
+	s.addSnapshotTools()
+	s.addActionTools()
+	return s
+}
+
+// MCP returns the underlying MCP server, for transports and tests.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// ToolArgs reports the argument names each tool takes.
+func (s *Server) ToolArgs() map[string]map[string]bool { return s.toolArgs }
+
+// RunStdio serves one session over stdin/stdout until the client leaves.
+func (s *Server) RunStdio(ctx context.Context) error {
+	return s.mcp.Run(ctx, &mcp.StdioTransport{})
+}
+
+// HTTPHandler serves Streamable HTTP; each HTTP session gets its own state.
+func (s *Server) HTTPHandler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: 30 * time.Minute})
+}
+
+// session returns the state of ss, creating it on first use. The state is
+// released (its browser contexts closed) when the session ends.
+func (s *Server) session(ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.sessions[ss]; ok {
+		return st
+	}
+	st := newSession(s)
+	s.sessions[ss] = st
+	if ss != nil {
+		go func() {
+			_ = ss.Wait()
+			s.mu.Lock()
+			delete(s.sessions, ss)
+			s.mu.Unlock()
+			st.close()
+		}()
+	}
+	return st
+}
+
+// Close releases every session's browser contexts.
+func (s *Server) Close() {
+	s.mu.Lock()
+	all := s.sessions
+	s.sessions = map[*mcp.ServerSession]*session{}
+	s.mu.Unlock()
+	for _, st := range all {
+		st.close()
+	}
+}

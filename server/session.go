@@ -1,0 +1,108 @@
+package server
+
+import (
+	"sync"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/refs"
+	"github.com/retrace-dev/retrace/snapshot"
+)
+
+// defaultRole is the role that always exists and has no auth.
+const defaultRole = "default"
+
+// session is the state of one MCP session: its roles.
+type session struct {
+	srv   *Server
+	mu    sync.Mutex
+	roles map[string]*role
+}
+
+func newSession(s *Server) *session {
+	return &session{srv: s, roles: map[string]*role{}}
+}
+
+// role returns the named role's state, creating it on first use.
+func (s *session) role(name string) *role {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.roles[name]
+	if !ok {
+		r = &role{name: name, srv: s.srv, reg: refs.New(), eng: snapshot.NewEngine()}
+		s.roles[name] = r
+	}
+	return r
+}
+
+func (s *session) close() {
+	s.mu.Lock()
+	roles := s.roles
+	s.mu.Unlock()
+	for _, r := range roles {
+		r.mu.Lock()
+		r.closeLocked()
+		r.mu.Unlock()
+	}
+}
+
+// role is one signed-in user: its own browser context, page, refs and
+// snapshot engine. Calls in one role run one at a time (mu); different roles
+// run in parallel.
+type role struct {
+	name string
+	srv  *Server
+	mu   sync.Mutex
+
+	bctx playwright.BrowserContext
+	tab  *browser.Tab
+	// reg outlives browser_close, so old refs are reported as stale, never
+	// reused.
+	reg *refs.Registry
+	eng *snapshot.Engine
+}
+
+// ensureTab returns the role's page, creating the context and page on first
+// use or after the browser, context or page went away. Call with mu held.
+func (r *role) ensureTab() (*browser.Tab, error) {
+	if r.tab != nil && !r.tab.Closed() && !r.tab.Crashed() {
+		return r.tab, nil
+	}
+	if r.bctx == nil || r.tab == nil || r.tab.Closed() {
+		r.closeLocked()
+		bctx, err := r.srv.browsers.NewContext("")
+		if err != nil {
+			return nil, err
+		}
+		r.bctx = bctx
+	}
+	page, err := r.bctx.NewPage()
+	if err != nil {
+		// The context died with its browser; start over once.
+		r.closeLocked()
+		bctx, cerr := r.srv.browsers.NewContext("")
+		if cerr != nil {
+			return nil, cerr
+		}
+		r.bctx = bctx
+		if page, err = bctx.NewPage(); err != nil {
+			return nil, err
+		}
+	}
+	r.tab = browser.NewTab(page, r.srv.cfg.DialogPolicy)
+	return r.tab, nil
+}
+
+// closeLocked closes the role's context; its refs become stale. Call with mu
+// held.
+func (r *role) closeLocked() bool {
+	if r.bctx == nil {
+		return false
+	}
+	r.srv.browsers.ReleaseContext(r.bctx)
+	r.bctx = nil
+	r.tab = nil
+	r.eng.Reset()
+	return true
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+// result is what a tool handler returns on success.
+type result struct {
+	text string
+}
+
+// handlerFunc is a typed tool handler. A returned error is classified
+// through llmerr and rendered as a recovery plan.
+type handlerFunc[In any] func(ctx context.Context, c *call, in In) (*result, error)
+
+// call carries what every handler needs: the server, the caller's session
+// and the tool name.
+type call struct {
+	srv  *Server
+	sess *session
+	tool string
+}
+
+// addTool registers a tool whose input schema is inferred from In. Unlike
+// mcp.AddTool it turns argument problems into INVALID_PARAMS plans that list
+// the expected arguments, recovers panics as INTERNAL_ERROR, and puts the
+// structured error on every error result.
+func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: resolve schema: %v", t.Name, err))
+	}
+	t.InputSchema = schema
+	s.toolArgs[t.Name] = argNames(schema)
+	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("tool panicked", "tool", t.Name, "panic", p, "stack", string(debug.Stack()))
+				res = s.errorResult(&llmerr.Error{
+					Code:    llmerr.InternalError,
+					Tool:    t.Name,
+					Message: fmt.Sprintf("%s failed with an internal error; the server is still running.", t.Name),
+					Cause:   fmt.Sprint("a bug in retrace: ", p),
+					Actions: []llmerr.Action{llmerr.Call("browser_snapshot", "check the page state, then retry the call once")},
+					Details: map[string]any{"panic": fmt.Sprint(p)},
+				})
+			}
+		}()
+		in, perr := decodeArgs[In](req.Params.Arguments, resolved)
+		if perr != nil {
+			return s.errorResult(invalidParams(t, schema, perr)), nil
+		}
+		c := &call{srv: s, sess: s.session(req.Session), tool: t.Name}
+		out, herr := h(ctx, c, in)
+		if herr != nil {
+			return s.errorResult(llmerr.Classify(herr, llmerr.Situation{Tool: t.Name})), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.text}}}, nil
+	})
+}
+
+func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved) (In, error) {
+	var in In
+	m := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return in, fmt.Errorf("arguments are not a JSON object: %v", err)
+		}
+	}
+	if err := resolved.ApplyDefaults(&m); err != nil {
+		return in, err
+	}
+	if err := resolved.Validate(&m); err != nil {
+		return in, err
+	}
+	data, _ := json.Marshal(m)
+	if err := json.Unmarshal(data, &in); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+// invalidParams explains what was wrong with the arguments and which ones
+// the tool takes.
+func invalidParams(t *mcp.Tool, schema *jsonschema.Schema, err error) *llmerr.Error {
+	expected := describeArgs(schema)
+	return &llmerr.Error{
+		Code:    llmerr.InvalidParams,
+		Tool:    t.Name,
+		Message: fmt.Sprintf("The arguments of %s are not valid: %s.", t.Name, cleanValidation(err)),
+		Cause:   "expected arguments: " + expected,
+		Actions: []llmerr.Action{{Tool: t.Name, Why: "call again with the arguments listed above", Args: exampleArgs(schema)}},
+		Details: map[string]any{"expected": expected, "validation": err.Error()},
+	}
+}
+
+func cleanValidation(err error) string {
+	s := err.Error()
+	s = strings.ReplaceAll(s, "validating root: ", "")
+	s = strings.ReplaceAll(s, "validating /properties/", "argument ")
+	return strings.TrimSuffix(strings.TrimSpace(s), ".")
+}
+
+// describeArgs renders a schema's properties as name (type, required): description.
+func describeArgs(schema *jsonschema.Schema) string {
+	names := sortedProps(schema)
+	if len(names) == 0 {
+		return "none"
+	}
+	req := map[string]bool{}
+	for _, r := range schema.Required {
+		req[r] = true
+	}
+	var parts []string
+	for _, n := range names {
+		p := schema.Properties[n]
+		kind := p.Type
+		if kind == "" && len(p.Types) > 0 {
+			kind = strings.Join(p.Types, "|")
+		}
+		opt := "optional"
+		if req[n] {
+			opt = "required"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s, %s)", n, kind, opt))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// exampleArgs lists the required arguments with a placeholder value, so the
+// rendered step reads as a call with the right shape.
+func exampleArgs(schema *jsonschema.Schema) []llmerr.Arg {
+	var args []llmerr.Arg
+	for _, n := range schema.Required {
+		p := schema.Properties[n]
+		var v any = "…"
+		switch p.Type {
+		case "boolean":
+			v = true
+		case "integer", "number":
+			v = 0
+		}
+		args = append(args, llmerr.A(n, v))
+	}
+	return args
+}
+
+func sortedProps(schema *jsonschema.Schema) []string {
+	names := make([]string, 0, len(schema.Properties))
+	for n := range schema.Properties {
+		names = append(names, n)
+	}
+	// Required first, each group alphabetical, so the list reads naturally.
+	req := map[string]bool{}
+	for _, r := range schema.Required {
+		req[r] = true
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if req[names[i]] != req[names[j]] {
+			return req[names[i]]
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+func argNames(schema *jsonschema.Schema) map[string]bool {
+	m := map[string]bool{}
+	for n := range schema.Properties {
+		m[n] = true
+	}
+	return m
+}
+
+// errorResult renders e for the model and attaches its structured form.
+func (s *Server) errorResult(e *llmerr.Error) *mcp.CallToolResult {
+	if e.Code != llmerr.InvalidParams && e.Code != llmerr.UnknownRef {
+		s.log.Info("tool error", "code", e.Code, "tool", e.Tool, "message", e.Message)
+	}
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: e.Text(s.cfg.ErrorStyle)}},
+		StructuredContent: e.Structured(),
+	}
+}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+func TestInvalidArguments(t *testing.T) {
+	c := connect(t, Config{})
+	cases := []struct {
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"browser_navigate", map[string]any{}, []string{"url", "required"}},
+		{"browser_navigate", map[string]any{"url": 42}, []string{"url (string, required)"}},
+		{"browser_click", map[string]any{"ref": true}, []string{"ref (string, required)", "element (string, optional)"}},
+		{"browser_click", map[string]any{"ref": "e1", "selector": "#x"}, []string{"selector"}},
+		{"browser_type", map[string]any{"ref": "e1"}, []string{"text", "submit (boolean, optional)"}},
+		{"browser_type", map[string]any{"ref": "e1", "text": "x", "submit": "yes"}, []string{"submit"}},
+	}
+	for _, tc := range cases {
+		r := c.fail(tc.tool, tc.args, llmerr.InvalidParams)
+		mustContain(t, r.Text, tc.want...)
+		mustContain(t, r.Text, tc.tool+"(")
+	}
+	huge := strings.Repeat("x", maxTypeText+1)
+	r := c.fail("browser_type", map[string]any{"ref": "e1", "text": huge}, llmerr.InvalidParams)
+	mustContain(t, r.Text, "at most 100000")
+	if len(r.Text) > 2000 {
+		t.Errorf("the error repeats the huge text (%d bytes)", len(r.Text))
+	}
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	c := connect(t, Config{})
+	addTool(c.srv, &mcp.Tool{Name: "test_panic", Description: "panics"},
+		func(context.Context, *call, struct{}) (*result, error) { panic("boom") })
+	r := c.fail("test_panic", nil, llmerr.InternalError)
+	mustContain(t, r.Text, "still running", "boom")
+	// The server survives and keeps serving.
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+}
+
+// TestToolSnaps keeps every tool's definition as a golden file, so a schema
+// change is always deliberate (go test ./server -run TestToolSnaps -update).
+func TestToolSnaps(t *testing.T) {
+	c := connect(t, Config{})
+	res, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("..", "testdata", "toolsnaps")
+	seen := map[string]bool{}
+	for _, tool := range res.Tools {
+		seen[tool.Name+".json"] = true
+		got, err := json.MarshalIndent(tool, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		path := filepath.Join(dir, tool.Name+".json")
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: no golden file (run go test ./server -run TestToolSnaps -update): %v", tool.Name, err)
+			continue
+		}
+		if string(want) != string(got) {
+			t.Errorf("%s schema changed; if intended, run go test ./server -run TestToolSnaps -update\ngot:\n%s", tool.Name, got)
+		}
+	}
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		if !seen[f.Name()] {
+			t.Errorf("golden file %s has no tool", f.Name())
+		}
+	}
+	for _, name := range []string{"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_close"} {
+		if !seen[name+".json"] {
+			t.Errorf("tool %s is missing", name)
+		}
+	}
+}

@@ -1,0 +1,963 @@
+() => {
+  'use strict';
+  // retrace in-page bridge: one instance per document (main frame and each
+  // iframe). It walks the flat tree (open shadow roots, slots), computes
+  // role/name/state in the spirit of HTML-AAM and accname 1.2, keeps refs
+  // stable per element, and returns a compact tree. All state lives in this
+  // closure; nothing is put on window.
+
+  // ---- Captured built-ins ---------------------------------------------------
+  // Captured once, at injection, so a page that later replaces prototype
+  // methods (even Function.prototype.call) cannot break or steer the walk.
+  // uncurry(f)(self, ...args) === f.call(self, ...args), without looking up
+  // .call at run time: the bound target is the original Function#call.
+  const win = window;
+  const doc = document;
+  const FnProto = Function.prototype;
+  const uncurry = FnProto.bind.bind(FnProto.call);
+  const getOwnDesc = Object.getOwnPropertyDescriptor;
+  const objectKeys = Object.keys;
+  const jsonQuote = JSON.stringify; // only ever called on primitive strings
+  const parseIntC = parseInt;
+  const MapC = Map, WeakMapC = WeakMap, SetC = Set;
+  const WeakRefC = typeof WeakRef === 'function' ? WeakRef : null;
+  const getterOf = (proto, name) => {
+    const d = proto ? getOwnDesc(proto, name) : undefined;
+    return d && d.get ? uncurry(d.get) : null;
+  };
+  const methodOf = (proto, name) => {
+    const d = proto ? getOwnDesc(proto, name) : undefined;
+    return d && typeof d.value === 'function' ? uncurry(d.value) : null;
+  };
+  const protoOf = (name) => (typeof win[name] === 'function' ? win[name].prototype : null);
+
+  const mapGet = methodOf(MapC.prototype, 'get'), mapSet = methodOf(MapC.prototype, 'set');
+  const mapHas = methodOf(MapC.prototype, 'has');
+  const wmGet = methodOf(WeakMapC.prototype, 'get'), wmSet = methodOf(WeakMapC.prototype, 'set');
+  const setHas = methodOf(SetC.prototype, 'has'), setAdd = methodOf(SetC.prototype, 'add');
+  const deref = WeakRefC ? methodOf(WeakRefC.prototype, 'deref') : null;
+
+  const SP = String.prototype;
+  const strTrim = methodOf(SP, 'trim'), strSlice = methodOf(SP, 'slice');
+  const strLower = methodOf(SP, 'toLowerCase'), charCodeAt = methodOf(SP, 'charCodeAt');
+
+  const NodeP = Node.prototype, ElementP = Element.prototype, HTMLElementP = HTMLElement.prototype;
+  const nodeType = getterOf(NodeP, 'nodeType'), firstChild = getterOf(NodeP, 'firstChild');
+  const nextSibling = getterOf(NodeP, 'nextSibling'), parentNode = getterOf(NodeP, 'parentNode');
+  const parentElement = getterOf(NodeP, 'parentElement'), isConnected = getterOf(NodeP, 'isConnected');
+  const ownerDocument = getterOf(NodeP, 'ownerDocument'), getRootNode = methodOf(NodeP, 'getRootNode');
+  const charData = getterOf(CharacterData.prototype, 'data');
+  const localName = getterOf(ElementP, 'localName'), namespaceURI = getterOf(ElementP, 'namespaceURI');
+  const getAttr = methodOf(ElementP, 'getAttribute'), hasAttr = methodOf(ElementP, 'hasAttribute');
+  const hasAttributes = methodOf(ElementP, 'hasAttributes'), matches = methodOf(ElementP, 'matches');
+  const shadowRootOf = getterOf(ElementP, 'shadowRoot'), assignedSlot = getterOf(ElementP, 'assignedSlot');
+  const textAssignedSlot = getterOf(Text.prototype, 'assignedSlot');
+  const checkVisibility = methodOf(ElementP, 'checkVisibility'); // null on old engines
+  const getRect = methodOf(ElementP, 'getBoundingClientRect');
+  const rectWidth = getterOf(DOMRectReadOnly.prototype, 'width'), rectHeight = getterOf(DOMRectReadOnly.prototype, 'height');
+  const shadowHost = getterOf(ShadowRoot.prototype, 'host');
+  const assignedNodes = methodOf(protoOf('HTMLSlotElement'), 'assignedNodes');
+  const docById = methodOf(Document.prototype, 'getElementById');
+  const fragById = methodOf(DocumentFragment.prototype, 'getElementById');
+  const docQuery = methodOf(Document.prototype, 'querySelector');
+  const docBody = getterOf(Document.prototype, 'body'), docElement = getterOf(Document.prototype, 'documentElement');
+  const isContentEditable = getterOf(HTMLElementP, 'isContentEditable');
+  const onclickOf = getterOf(HTMLElementP, 'onclick');
+  const nlLength = getterOf(NodeList.prototype, 'length'), nlItem = methodOf(NodeList.prototype, 'item');
+  const getCS = uncurry(win.getComputedStyle);
+  const cssValue = methodOf(CSSStyleDeclaration.prototype, 'getPropertyValue');
+
+  const InputP = HTMLInputElement.prototype;
+  const inputType = getterOf(InputP, 'type'), inputValue = getterOf(InputP, 'value');
+  const inputChecked = getterOf(InputP, 'checked'), inputIndeterminate = getterOf(InputP, 'indeterminate');
+  const inputReadOnly = getterOf(InputP, 'readOnly');
+  const textareaValue = getterOf(HTMLTextAreaElement.prototype, 'value');
+  const textareaReadOnly = getterOf(HTMLTextAreaElement.prototype, 'readOnly');
+  const optionSelected = getterOf(HTMLOptionElement.prototype, 'selected');
+  const optionLabel = getterOf(HTMLOptionElement.prototype, 'label');
+  const anchorHref = getterOf(HTMLAnchorElement.prototype, 'href');
+  const areaHref = getterOf(HTMLAreaElement.prototype, 'href');
+  const detailsOpen = getterOf(HTMLDetailsElement.prototype, 'open');
+  // Each labelable element interface has its own `labels` getter.
+  const LABELS = { __proto__: null };
+  const labelIfaces = [['input', 'HTMLInputElement'], ['select', 'HTMLSelectElement'],
+    ['textarea', 'HTMLTextAreaElement'], ['button', 'HTMLButtonElement'], ['meter', 'HTMLMeterElement'],
+    ['progress', 'HTMLProgressElement'], ['output', 'HTMLOutputElement']];
+  for (let i = 0; i < labelIfaces.length; i++) {
+    const g = getterOf(protoOf(labelIfaces[i][1]), 'labels');
+    if (g) LABELS[labelIfaces[i][0]] = g;
+  }
+
+  const HTML_NS = 'http://www.w3.org/1999/xhtml';
+  const MAX_DEPTH = 1000;     // DOM nesting walked before a marker replaces the rest
+  const NAME_DEPTH = 200;     // nesting followed inside one accessible name
+  const NAME_SCAN = 1000;     // stop gathering name text after this many chars
+  const MAX_NAME = 200, MAX_VALUE = 2000, MAX_URL = 500;
+  const DEEP_MARKER = '\u2026 (nesting deeper than ' + MAX_DEPTH + ' levels not shown)';
+
+  // ---- Small string helpers (no regexes: RegExp.prototype is page-writable) --
+  const isWs = (c) => c === 32 || c === 10 || c === 9 || c === 13 || c === 12 || c === 160;
+  // Collapse whitespace runs to one space, keeping a single leading/trailing
+  // space so adjacent pieces still join correctly. Returns s itself if unchanged.
+  function collapse(s) {
+    const n = s.length;
+    let out = '', start = 0, changed = false;
+    for (let i = 0; i < n; i++) {
+      const c = charCodeAt(s, i);
+      if (!isWs(c)) continue;
+      let j = i + 1;
+      while (j < n && isWs(charCodeAt(s, j))) j++;
+      if (j - i > 1 || c !== 32) {
+        out += strSlice(s, start, i) + ' ';
+        start = j;
+        changed = true;
+      }
+      i = j - 1;
+    }
+    return changed ? out + strSlice(s, start) : s;
+  }
+  const clean = (s) => (s ? strTrim(collapse(s)) : '');
+  // Split on whitespace (String.prototype.split consults page-writable symbols).
+  function words(s) {
+    const res = [];
+    let start = -1;
+    for (let i = 0, n = s.length; i <= n; i++) {
+      if (i === n || isWs(charCodeAt(s, i))) {
+        if (start >= 0) { res[res.length] = strSlice(s, start, i); start = -1; }
+      } else if (start < 0) start = i;
+    }
+    return res;
+  }
+  const setOf = (s) => {
+    const o = { __proto__: null }, w = words(s);
+    for (let i = 0; i < w.length; i++) o[w[i]] = true;
+    return o;
+  };
+  const cap = (s, max) => (s.length > max ? strSlice(s, 0, max) + '\u2026' : s);
+  const isTrue = (v) => v !== null && (v === 'true' || strLower(strTrim(v)) === 'true');
+
+  // ---- Role tables ----------------------------------------------------------
+  const ARIA_ROLES = setOf('alert alertdialog application article banner blockquote button caption cell ' +
+    'checkbox code columnheader combobox comment complementary contentinfo definition deletion dialog ' +
+    'directory document emphasis feed figure form generic grid gridcell group heading img image insertion ' +
+    'link list listbox listitem log main mark marquee math menu menubar menuitem menuitemcheckbox ' +
+    'menuitemradio meter navigation none note option paragraph presentation progressbar radio radiogroup ' +
+    'region row rowgroup rowheader scrollbar search searchbox separator slider spinbutton status strong ' +
+    'subscript superscript suggestion switch tab table tablist tabpanel term textbox time timer toolbar ' +
+    'tooltip tree treegrid treeitem graphics-document graphics-object graphics-symbol');
+  // Roles an agent acts on: an element with one of these (explicit) roles gets a ref.
+  const INTERACTIVE = setOf('button link checkbox radio switch tab menuitem menuitemcheckbox menuitemradio ' +
+    'option textbox searchbox combobox slider spinbutton treeitem scrollbar');
+  const NAME_FROM_CONTENT = setOf('button cell checkbox columnheader gridcell heading link menuitem ' +
+    'menuitemcheckbox menuitemradio option radio row rowheader switch tab tooltip treeitem term');
+  // Wrappers: not emitted as nodes (their content is hoisted) unless they need a ref.
+  const HOIST = setOf('generic none presentation rowgroup code deletion emphasis insertion mark strong ' +
+    'subscript superscript time');
+  // Kept even when empty: a table must keep its empty cells to stay aligned.
+  const KEEP_EMPTY = setOf('separator cell gridcell columnheader rowheader');
+  const CHECKABLE = setOf('checkbox radio switch menuitemcheckbox menuitemradio option treeitem');
+  const SELECTABLE = setOf('option tab gridcell row treeitem columnheader rowheader');
+  const RANGE = setOf('slider spinbutton progressbar meter scrollbar');
+  const EMBEDDED_TEXT = setOf('textbox searchbox combobox listbox');
+  // Roles whose content Chromium leaves out when it is part of another
+  // element's name from content (their aria-label still counts).
+  const NO_NAME_RECURSE = setOf('alert alertdialog application article banner blockquote complementary ' +
+    'contentinfo dialog document feed figure form grid group listbox log main marquee math menu menubar ' +
+    'navigation note radiogroup region search status tabpanel tablist table timer toolbar tree treegrid');
+  // ARIA "children presentational": their content is never walked.
+  const NO_CHILDREN_ROLES = setOf('img progressbar meter separator slider scrollbar');
+  const SKIP_TAGS = setOf('script style template noscript head meta link base title param source track datalist');
+  // Tags whose DOM children are not rendered content (or are handled apart).
+  const LEAF_TAGS = setOf('input textarea select img iframe frame svg video audio object embed progress meter option br hr canvas area');
+  const FORM_TAGS = setOf('input select textarea button');
+  const NO_VALUE_INPUTS = setOf('checkbox radio button submit reset image hidden');
+  const SECTIONING = setOf('article aside main nav section');
+  const SECTIONING_ROLES = setOf('article complementary main navigation region');
+
+  // ---- Per-pass state -------------------------------------------------------
+  // Refs survive across snapshots; caches live for one snapshot()/info() call.
+  const refOf = new WeakMapC();   // Element -> "eN"
+  const refTarget = new MapC();   // "eN" -> WeakRef(Element)
+  let nextRef = 1;
+  let styleCache = null, roleCache = null; // Map(Element -> flags / role)
+  let modalEl = null, modalPath = null;    // open modal dialog and its flat ancestors
+  let nameFrom = 0, nameSourceEl = null;   // side results of nameOf()
+  const NF_NONE = 0, NF_CONTENT = 1, NF_OTHER = 2;
+
+  // Style flags (one getComputedStyle per element per pass).
+  const ST_HIDDEN = 1, ST_INVISIBLE = 2, ST_POINTER = 4, ST_CONTENTS = 8, ST_BLOCK = 16;
+  // Flags inherited down the walk.
+  const P_VISIBLE = 1, P_POINTER = 2, P_ADISABLED = 4, P_MODAL_OK = 8;
+
+  function beginPass() {
+    styleCache = new MapC();
+    roleCache = new MapC();
+    modalEl = null;
+    modalPath = null;
+    try { modalEl = docQuery(doc, ':modal'); } catch (e) { modalEl = null; }
+    if (modalEl) {
+      // Everything outside an open modal dialog is inert: only the dialog and
+      // the path leading to it are walked.
+      modalPath = new SetC();
+      for (let n = flatParent(modalEl); n; n = flatParent(n)) setAdd(modalPath, n);
+    }
+  }
+  function endPass() { styleCache = roleCache = modalEl = modalPath = null; nameSourceEl = null; }
+
+  // Parent in the flat tree: the slot a node is assigned to, or the host of a shadow root.
+  function flatParent(n) {
+    const s = nodeType(n) === 1 ? assignedSlot(n) : nodeType(n) === 3 ? textAssignedSlot(n) : null;
+    if (s) return s;
+    const p = parentNode(n);
+    if (p && nodeType(p) === 11) { try { return shadowHost(p); } catch (e) { return null; } }
+    return p && nodeType(p) === 1 ? p : null;
+  }
+
+  function styleInfo(el) {
+    let f = mapGet(styleCache, el);
+    if (f !== undefined) return f;
+    f = 0;
+    const cs = getCS(win, el);
+    const display = cssValue(cs, 'display');
+    if (display === 'none' || display === '') {
+      f = ST_HIDDEN;
+    } else {
+      if (display === 'contents') f = ST_CONTENTS; // no box of its own, children still render
+      // checkVisibility catches what style alone does not: content-visibility
+      // hidden subtrees (closed <details>, hidden=until-found), unassigned or
+      // otherwise unrendered nodes.
+      else if (checkVisibility && !checkVisibility(el)) f = ST_HIDDEN;
+      else if (strSlice(display, 0, 6) !== 'inline') f = ST_BLOCK;
+      if (f !== ST_HIDDEN) {
+        const v = cssValue(cs, 'visibility');
+        if (v === 'hidden' || v === 'collapse') f |= ST_INVISIBLE;
+        if (cssValue(cs, 'cursor') === 'pointer') f |= ST_POINTER;
+      }
+    }
+    mapSet(styleCache, el, f);
+    return f;
+  }
+  // Hidden for accessible-name purposes: not rendered, invisible or aria-hidden.
+  function hiddenForName(el) {
+    return (styleInfo(el) & (ST_HIDDEN | ST_INVISIBLE)) !== 0 || isTrue(getAttr(el, 'aria-hidden'));
+  }
+
+  // ---- Roles ----------------------------------------------------------------
+  function explicitRole(el) {
+    const r = getAttr(el, 'role');
+    if (r === null) return '';
+    const w = words(strLower(r));
+    for (let i = 0; i < w.length; i++) {
+      if (ARIA_ROLES[w[i]] === true) return w[i] === 'image' ? 'img' : w[i] === 'directory' ? 'list' : w[i];
+    }
+    return '';
+  }
+  function nativelyFocusable(el, tag) {
+    return tag === 'button' || tag === 'select' || tag === 'textarea' || tag === 'input' ||
+      ((tag === 'a' || tag === 'area') && hasAttr(el, 'href')) || hasAttr(el, 'tabindex');
+  }
+  function roleOf(el, tag, isHTML) {
+    let r = mapGet(roleCache, el);
+    if (r !== undefined) return r;
+    r = explicitRole(el);
+    // none/presentation on a focusable element is ignored (ARIA conflict resolution).
+    if (r === '' || ((r === 'none' || r === 'presentation') && nativelyFocusable(el, tag))) {
+      r = implicitRole(el, tag, isHTML);
+    }
+    mapSet(roleCache, el, r);
+    return r;
+  }
+  function hasNameAttr(el) {
+    return hasAttr(el, 'aria-label') || hasAttr(el, 'aria-labelledby') || hasAttr(el, 'title');
+  }
+  function inSectioning(el, tags) {
+    for (let p = parentElement(el); p; p = parentElement(p)) {
+      const t = localName(p);
+      if (t === 'body') return false;
+      if (tags[t] === true) return true;
+      if (SECTIONING_ROLES[explicitRole(p)] === true) return true;
+    }
+    return false;
+  }
+  const ASIDE_SCOPE = setOf('article aside nav section');
+  function implicitRole(el, tag, isHTML) {
+    if (!isHTML) return tag === 'svg' ? 'img' : tag === 'math' ? 'math' : 'generic';
+    switch (tag) {
+      case 'a': case 'area': return hasAttr(el, 'href') ? 'link' : 'generic';
+      case 'button': return 'button';
+      case 'input': return inputRole(el);
+      case 'select': {
+        const size = parseIntC(getAttr(el, 'size'), 10);
+        return hasAttr(el, 'multiple') || size > 1 ? 'listbox' : 'combobox';
+      }
+      case 'textarea': return 'textbox';
+      case 'option': return 'option';
+      case 'optgroup': case 'fieldset': case 'details': return 'group';
+      case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': return 'heading';
+      case 'img': // alt="" marks decoration, unless the author names it anyway
+        return getAttr(el, 'alt') === '' && !hasNameAttr(el) ? 'presentation' : 'img';
+      case 'ul': case 'ol': case 'menu': return 'list';
+      case 'li': return 'listitem';
+      case 'dt': return 'term';
+      case 'dd': return 'definition';
+      case 'table': return 'table';
+      case 'caption': return 'caption';
+      case 'tr': return 'row';
+      case 'td': return cellRole(el);
+      case 'th': return headerRole(el);
+      case 'thead': case 'tbody': case 'tfoot': return 'rowgroup';
+      case 'nav': return 'navigation';
+      case 'main': return 'main';
+      case 'article': return 'article';
+      case 'search': return 'search';
+      case 'header': return inSectioning(el, SECTIONING) ? 'generic' : 'banner';
+      case 'footer': return inSectioning(el, SECTIONING) ? 'generic' : 'contentinfo';
+      case 'aside': return inSectioning(el, ASIDE_SCOPE) && !hasNameAttr(el) ? 'generic' : 'complementary';
+      case 'section': return hasNameAttr(el) && nameOf(el, 'region', tag, true) !== '' ? 'region' : 'generic';
+      case 'form': return hasNameAttr(el) && nameOf(el, 'form', tag, true) !== '' ? 'form' : 'generic';
+      case 'dialog': return 'dialog';
+      case 'summary': return isDetailsSummary(el) ? 'button' : 'generic';
+      case 'p': return 'paragraph';
+      case 'hr': return 'separator';
+      case 'progress': return 'progressbar';
+      case 'meter': return 'meter';
+      case 'output': return 'status';
+      case 'blockquote': return 'blockquote';
+      case 'figure': return 'figure';
+      case 'iframe': case 'frame': return 'iframe';
+      case 'math': return 'math';
+    }
+    return 'generic';
+  }
+  function inputRole(el) {
+    const list = hasAttr(el, 'list');
+    switch (inputType(el)) {
+      case 'button': case 'submit': case 'reset': case 'image': case 'file': return 'button';
+      case 'checkbox': return 'checkbox';
+      case 'radio': return 'radio';
+      case 'range': return 'slider';
+      case 'number': return 'spinbutton';
+      case 'search': return list ? 'combobox' : 'searchbox';
+      case 'text': case 'email': case 'tel': case 'url': return list ? 'combobox' : 'textbox';
+    }
+    return 'textbox'; // password, date/time, color...
+  }
+  function tableOf(el) {
+    let p = parentElement(el);
+    for (let i = 0; p && i < 3; i++, p = parentElement(p)) if (localName(p) === 'table') return p;
+    return null;
+  }
+  function cellRole(el) {
+    const t = tableOf(el);
+    const r = t ? explicitRole(t) : '';
+    return r === 'grid' || r === 'treegrid' ? 'gridcell' : 'cell';
+  }
+  // th without scope: a header in a row that also holds data cells heads that row.
+  function headerRole(el) {
+    const scope = strLower(getAttr(el, 'scope') || '');
+    if (scope === 'row' || scope === 'rowgroup') return 'rowheader';
+    if (scope === 'col' || scope === 'colgroup') return 'columnheader';
+    const row = parentElement(el), group = row && parentElement(row);
+    if (group && localName(group) === 'thead') return 'columnheader';
+    if (row) for (let c = firstChild(row); c; c = nextSibling(c)) {
+      if (nodeType(c) === 1 && localName(c) === 'td') return 'rowheader';
+    }
+    return 'columnheader';
+  }
+  function isDetailsSummary(el) {
+    const p = parentElement(el);
+    if (!p || localName(p) !== 'details') return false;
+    for (let c = firstChild(p); c; c = nextSibling(c)) {
+      if (nodeType(c) === 1 && localName(c) === 'summary') return c === el;
+    }
+    return false;
+  }
+
+  // ---- Accessible names (accname 1.2, the parts real pages use) -------------
+  // nameOf computes the name of an element being emitted; it also sets
+  // nameFrom (content or not) and nameSourceEl (a legend or caption that
+  // supplied the name, so the walk does not repeat its text).
+  function nameOf(el, role, tag, isHTML) {
+    nameSourceEl = null;
+    let s;
+    const lb = getAttr(el, 'aria-labelledby');
+    if (lb !== null && (s = labelledByText(el, lb, 0))) { nameFrom = NF_OTHER; return s; }
+    if ((s = clean(getAttr(el, 'aria-label')))) { nameFrom = NF_OTHER; return s; }
+    if ((s = nativeName(el, tag, isHTML, true))) { nameFrom = NF_OTHER; return s; }
+    nameSourceEl = null;
+    if (NAME_FROM_CONTENT[role] === true && (s = clean(contentText(el, null, false, false, 0)))) {
+      nameFrom = NF_CONTENT;
+      return s;
+    }
+    if ((s = clean(getAttr(el, 'title')))) { nameFrom = NF_OTHER; return s; }
+    if (isHTML && (tag === 'input' || tag === 'textarea')) s = clean(getAttr(el, 'placeholder'));
+    else if (role === 'textbox' || role === 'searchbox') s = clean(getAttr(el, 'aria-placeholder'));
+    nameFrom = s ? NF_OTHER : NF_NONE;
+    return s || '';
+  }
+  function labelledByText(el, ids, depth) {
+    const list = words(ids);
+    const root = getRootNode(el);
+    const rt = nodeType(root);
+    let out = '';
+    for (let i = 0; i < list.length; i++) {
+      const t = rt === 9 ? docById(root, list[i]) : rt === 11 ? fragById(root, list[i]) : null;
+      if (!t) continue;
+      // A hidden referenced element still names, including its hidden content.
+      const s = clean(textAlt(t, null, hiddenForName(t), true, depth + 1, true));
+      if (s) out = out ? out + ' ' + s : s;
+    }
+    return out;
+  }
+  // Native markup names (HTML-AAM). useLabels is false inside recursion, which
+  // also prevents label -> control -> label cycles.
+  function nativeName(el, tag, isHTML, useLabels) {
+    if (!isHTML) {
+      if (tag !== 'svg') return '';
+      for (let c = firstChild(el); c; c = nextSibling(c)) {
+        if (nodeType(c) === 1 && localName(c) === 'title') return clean(contentText(c, null, true, false, 0));
+      }
+      return '';
+    }
+    let s = '';
+    if (useLabels && LABELS[tag] && (tag !== 'input' || inputType(el) !== 'hidden')) {
+      if ((s = labelsText(el, tag))) return s;
+    }
+    switch (tag) {
+      case 'input': {
+        const t = inputType(el);
+        if (t === 'button' || t === 'submit' || t === 'reset') {
+          s = getAttr(el, 'value');
+          return s ? clean(s) || s : t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '';
+        }
+        if (t === 'image') {
+          return clean(getAttr(el, 'alt')) || clean(getAttr(el, 'value')) || clean(getAttr(el, 'title')) || 'Submit';
+        }
+        return '';
+      }
+      case 'img': case 'area': return clean(getAttr(el, 'alt'));
+      case 'option': return clean(optionLabel(el));
+      case 'optgroup': return clean(getAttr(el, 'label'));
+      case 'fieldset': return childNameSource(el, 'legend');
+      case 'table': return childNameSource(el, 'caption');
+    }
+    return '';
+  }
+  // Name from a child element (legend, caption); remembers it.
+  function childNameSource(el, childTag) {
+    let found = null;
+    for (let c = firstChild(el); c; c = nextSibling(c)) {
+      if (nodeType(c) === 1 && localName(c) === childTag) { found = c; break; }
+    }
+    if (!found) return '';
+    const s = clean(contentText(found, null, false, false, 0));
+    if (s) nameSourceEl = found;
+    return s;
+  }
+  function labelsText(el, tag) {
+    const list = LABELS[tag](el);
+    if (!list) return '';
+    let out = '';
+    for (let i = 0, n = nlLength(list); i < n; i++) {
+      const lab = nlItem(list, i);
+      // A hidden label does not name (as in Chromium); inside a wrapping
+      // label the control itself is skipped.
+      if (hiddenForName(lab)) continue;
+      const s = clean(contentText(lab, el, false, false, 0));
+      if (s) out = out ? out + ' ' + s : s;
+    }
+    return out;
+  }
+  // Text alternative of an element met while recursing (accname steps 2A-2I).
+  // direct: el is itself referenced by aria-labelledby (its content always counts).
+  function textAlt(el, skip, includeHidden, inLabelledBy, depth, direct) {
+    if (el === skip || depth > NAME_DEPTH) return '';
+    const tag = localName(el);
+    if (SKIP_TAGS[tag] === true) return '';
+    const isHTML = namespaceURI(el) === HTML_NS;
+    if (isHTML && tag === 'input' && inputType(el) === 'hidden') return '';
+    if (!includeHidden && hiddenForName(el)) return '';
+    let s;
+    if (!inLabelledBy) {
+      const lb = getAttr(el, 'aria-labelledby');
+      if (lb !== null && (s = labelledByText(el, lb, depth))) return s;
+    }
+    const role = roleOf(el, tag, isHTML);
+    // 2E: an embedded control contributes its value, not its label.
+    if (EMBEDDED_TEXT[role] === true || RANGE[role] === true) {
+      if (EMBEDDED_TEXT[role] === true && !(isHTML && (tag === 'input' || tag === 'textarea' || tag === 'select'))) {
+        // custom textbox/combobox: its content is its value
+        return contentText(el, skip, includeHidden, inLabelledBy, depth + 1);
+      }
+      return valueOf(el, tag, role, isHTML);
+    }
+    if ((s = clean(getAttr(el, 'aria-label')))) return s;
+    if ((s = nativeName(el, tag, isHTML, false))) return s;
+    if (role === 'none' || role === 'presentation') {
+      if (tag === 'img') return '';
+    }
+    if (!(isHTML && LEAF_TAGS[tag] === true) && tag !== 'svg' && (direct || NO_NAME_RECURSE[role] !== true)) {
+      s = contentText(el, skip, includeHidden, inLabelledBy, depth + 1);
+      if (strTrim(s)) return s;
+    }
+    return clean(getAttr(el, 'title'));
+  }
+  // Concatenated text of an element's flat-tree children: inline pieces join
+  // as written, block-level pieces are separated by a space.
+  function contentText(el, skip, includeHidden, inLabelledBy, depth) {
+    if (depth > NAME_DEPTH) return '';
+    const ownTextShown = includeHidden || (styleInfo(el) & ST_INVISIBLE) === 0;
+    const kids = flatChildren(el);
+    let out = '';
+    for (let c = kids ? kids[0] : firstChild(el), i = 0; c; c = kids ? kids[++i] : nextSibling(c)) {
+      const t = nodeType(c);
+      if (t === 3) {
+        if (ownTextShown) out += collapse(charData(c));
+      } else if (t === 1) {
+        const s = textAlt(c, skip, includeHidden, inLabelledBy, depth + 1, false);
+        if (s) out += (styleInfo(c) & ST_BLOCK) !== 0 || localName(c) === 'br' ? ' ' + s + ' ' : s;
+        else if (localName(c) === 'br') out += ' ';
+      }
+      if (out.length > NAME_SCAN) break;
+    }
+    return out;
+  }
+  // Children in the flat tree as an array, or null meaning "the light DOM
+  // children" (walked with firstChild/nextSibling to avoid copying).
+  function flatChildren(el) {
+    const sr = shadowRootOf(el);
+    if (sr) {
+      const a = [];
+      for (let c = firstChild(sr); c; c = nextSibling(c)) a[a.length] = c;
+      return a;
+    }
+    if (assignedNodes && localName(el) === 'slot') {
+      const a = assignedNodes(el, { flatten: true });
+      if (a.length) return a;
+    }
+    return null;
+  }
+
+  // ---- States and values ------------------------------------------------------
+  function valueOf(el, tag, role, isHTML) {
+    let v = '';
+    if (isHTML && tag === 'input') {
+      const t = inputType(el);
+      if (NO_VALUE_INPUTS[t] === true) return '';
+      v = inputValue(el);
+      // Never echo a password; its length is enough to see that it was typed.
+      if (t === 'password') { let m = ''; for (let i = 0; i < v.length && i < 64; i++) m += '\u2022'; v = m; }
+    } else if (isHTML && tag === 'textarea') {
+      v = textareaValue(el);
+    } else if (isHTML && tag === 'select') {
+      v = role === 'listbox' ? '' : selectedOptionText(el);
+    } else if (RANGE[role] === true) {
+      v = getAttr(el, 'aria-valuetext') || getAttr(el, 'aria-valuenow') ||
+        (isHTML && (tag === 'progress' || tag === 'meter') ? getAttr(el, 'value') : '') || '';
+    }
+    return cap(v, MAX_VALUE);
+  }
+  function selectedOptionText(sel) {
+    for (let c = firstChild(sel); c; c = nextSibling(c)) {
+      if (nodeType(c) !== 1) continue;
+      const t = localName(c);
+      if (t === 'option') { if (optionSelected(c)) return clean(optionLabel(c)); }
+      else if (t === 'optgroup') {
+        for (let o = firstChild(c); o; o = nextSibling(o)) {
+          if (nodeType(o) === 1 && localName(o) === 'option' && optionSelected(o)) return clean(optionLabel(o));
+        }
+      }
+    }
+    return '';
+  }
+  // Options of a native select. They have no layout box in a closed dropdown,
+  // so only display is checked. Native options get no ref: the agent picks
+  // them through the select's ref.
+  function selectKids(sel, out) {
+    for (let c = firstChild(sel); c; c = nextSibling(c)) {
+      if (nodeType(c) !== 1) continue;
+      const t = localName(c);
+      if (t !== 'option' && t !== 'optgroup') continue;
+      if (cssValue(getCS(win, c), 'display') === 'none') continue;
+      const name = cap(t === 'option' ? clean(optionLabel(c)) : clean(getAttr(c, 'label')), MAX_NAME);
+      const n = { role: t === 'option' ? 'option' : 'group' };
+      if (name) n.name = name;
+      n.tag = t;
+      if (matches(c, ':disabled')) n.disabled = true;
+      if (t === 'option' && optionSelected(c)) n.selected = true;
+      if (t === 'optgroup') {
+        const kids = [];
+        selectKids(c, kids);
+        if (kids.length) n.children = kids;
+      }
+      out[out.length] = n;
+    }
+  }
+  function ariaTri(el, attr) {
+    const v = getAttr(el, attr);
+    if (v === null) return undefined;
+    const l = strLower(strTrim(v));
+    return l === 'true' ? true : l === 'mixed' ? 'mixed' : undefined;
+  }
+  // Adds state keys to node in the documented order.
+  function addStates(node, el, tag, role, isHTML, aDisabled, widget) {
+    if (role === 'heading') {
+      const lv = parseIntC(getAttr(el, 'aria-level'), 10);
+      node.level = lv > 0 ? lv : isHTML && tag.length === 2 && tag[0] === 'h' ? parseIntC(tag[1], 10) : 2;
+    }
+    const inputT = isHTML && tag === 'input' ? inputType(el) : '';
+    if (inputT === 'checkbox' || inputT === 'radio') {
+      if (inputT === 'checkbox' && inputIndeterminate(el)) node.checked = 'mixed';
+      else if (inputChecked(el)) node.checked = true;
+    } else if (CHECKABLE[role] === true) {
+      const c = ariaTri(el, 'aria-checked');
+      if (c !== undefined) node.checked = c;
+    }
+    if (widget && ((isHTML && FORM_TAGS[tag] === true && matches(el, ':disabled')) || aDisabled)) node.disabled = true;
+    const ex = getAttr(el, 'aria-expanded');
+    if (ex !== null) {
+      const l = strLower(strTrim(ex));
+      if (l === 'true') node.expanded = true; else if (l === 'false') node.expanded = false;
+    } else if (isHTML && tag === 'summary' && role === 'button') {
+      node.expanded = detailsOpen(parentElement(el));
+    }
+    if (SELECTABLE[role] === true && isTrue(getAttr(el, 'aria-selected'))) node.selected = true;
+    if (role === 'button') {
+      const p = ariaTri(el, 'aria-pressed');
+      if (p !== undefined) node.pressed = p;
+    }
+    if (widget) {
+      const formCtl = isHTML && (tag === 'input' || tag === 'select' || tag === 'textarea');
+      if ((formCtl && hasAttr(el, 'required')) || isTrue(getAttr(el, 'aria-required'))) node.required = true;
+      const inv = getAttr(el, 'aria-invalid');
+      let invalid = inv !== null && inv !== '' && strLower(strTrim(inv)) !== 'false';
+      if (!invalid && formCtl) { try { invalid = matches(el, ':user-invalid'); } catch (e) { invalid = false; } }
+      if (invalid) node.invalid = true;
+      if ((tag === 'textarea' && isHTML && textareaReadOnly(el)) ||
+          (inputT !== '' && NO_VALUE_INPUTS[inputT] !== true && inputReadOnly(el)) ||
+          isTrue(getAttr(el, 'aria-readonly'))) node.readonly = true;
+    }
+  }
+
+  // ---- Refs -----------------------------------------------------------------
+  function refFor(el) {
+    let r = wmGet(refOf, el);
+    if (r === undefined) {
+      r = 'e' + nextRef++;
+      wmSet(refOf, el, r);
+      mapSet(refTarget, r, WeakRefC ? new WeakRefC(el) : el);
+    }
+    return r;
+  }
+  function lookup(ref) {
+    if (typeof ref !== 'string' || !mapHas(refTarget, ref)) return undefined;
+    const h = mapGet(refTarget, ref);
+    return (WeakRefC ? deref(h) : h) || null;
+  }
+  function status(ref) {
+    const el = lookup(ref);
+    if (el === undefined) return 'unknown';
+    return el && isConnected(el) && ownerDocument(el) === doc ? 'connected' : 'removed';
+  }
+  function element(ref) {
+    return status(ref) === 'connected' ? lookup(ref) : null;
+  }
+
+  // Does the agent act on this element? (then it gets a ref)
+  function isInteractive(el, tag, role, isHTML, anyAttr, pointerStart) {
+    if (isHTML) {
+      switch (tag) {
+        case 'a': case 'area': if (hasAttr(el, 'href')) return true; break;
+        case 'button': case 'select': case 'textarea': case 'input': case 'iframe': case 'frame': return true;
+        case 'summary': if (role === 'button') return true; break;
+        case 'option': return false; // native options: chosen through their select
+        case 'body': case 'html': return false;
+      }
+    }
+    if (INTERACTIVE[role] === true) return true;
+    if (anyAttr) {
+      const ti = getAttr(el, 'tabindex');
+      if (ti !== null) {
+        if (role === 'gridcell' || role === 'row') return true; // roving tabindex grids
+        if (parseIntC(ti, 10) >= 0) return true;
+      }
+      if (hasAttr(el, 'onclick')) return true;
+      if (isHTML) {
+        const ce = getAttr(el, 'contenteditable');
+        if (ce !== null && ce !== 'false' && isContentEditable(el)) {
+          const p = parentElement(el); // only the editing host, not what is inside it
+          if (!p || !isContentEditable(p)) return true;
+        }
+      }
+    }
+    if (isHTML && onclickOf(el) != null) return true;
+    // cursor:pointer marks a click target; only the outermost element of a
+    // pointer region gets the ref, not each descendant inheriting the cursor.
+    return pointerStart;
+  }
+
+  // ---- The walk ---------------------------------------------------------------
+  // Output nodes are appended to `out`; wrappers append their children to the
+  // parent's `out` (hoisting). Text is merged as it is appended.
+  function addText(out, s) {
+    const n = out.length;
+    if (n > 0) {
+      const last = out[n - 1];
+      if (last.role === 'text' && last.text !== DEEP_MARKER) {
+        const lt = last.text;
+        if (charCodeAt(s, 0) === 32 && lt.length && charCodeAt(lt, lt.length - 1) === 32) s = strSlice(s, 1);
+        last.text = lt + s;
+        return;
+      }
+    }
+    out[n] = { role: 'text', text: s };
+  }
+  // A block boundary: the next text must not glue onto the previous one.
+  function addBreak(out) {
+    const n = out.length;
+    if (n === 0) return;
+    const last = out[n - 1];
+    if (last.role === 'text' && last.text !== DEEP_MARKER) {
+      const lt = last.text;
+      if (lt.length && charCodeAt(lt, lt.length - 1) !== 32) last.text = lt + ' ';
+    }
+  }
+  // Trim merged text nodes and drop the empty ones, in place.
+  function finishText(kids) {
+    let w = 0;
+    for (let i = 0; i < kids.length; i++) {
+      const k = kids[i];
+      if (k.role === 'text') {
+        const t = strTrim(k.text);
+        if (t === '') continue;
+        k.text = t;
+      }
+      kids[w++] = k;
+    }
+    kids.length = w;
+  }
+  // True if every child is plain text or an image without ref or children:
+  // content a name computed from content already states.
+  function allLeafy(kids) {
+    for (let i = 0; i < kids.length; i++) {
+      const k = kids[i];
+      if (k.role !== 'text' && (k.role !== 'img' || k.ref !== undefined || k.children !== undefined)) return false;
+    }
+    return true;
+  }
+
+  function hasRef(nodes) {
+    for (let i = 0; i < nodes.length; i++) {
+      if (nodes[i].ref !== undefined || (nodes[i].children !== undefined && hasRef(nodes[i].children))) return true;
+    }
+    return false;
+  }
+
+  function walkChildren(el, out, depth, pf, skipEl) {
+    if (depth >= MAX_DEPTH) {
+      out[out.length] = { role: 'text', text: DEEP_MARKER };
+      return;
+    }
+    const kids = flatChildren(el);
+    for (let c = kids ? kids[0] : firstChild(el), i = 0; c; c = kids ? kids[++i] : nextSibling(c)) {
+      const t = nodeType(c);
+      if (t === 1) {
+        if (c !== skipEl) { walkElement(c, out, depth, pf, false); continue; }
+        // The legend/caption that named the parent: drop it unless it holds
+        // something to act on (e.g. a checkbox inside a legend).
+        const tmp = [];
+        walkElement(c, tmp, depth, pf, false);
+        finishText(tmp);
+        if (hasRef(tmp)) for (let j = 0; j < tmp.length; j++) out[out.length] = tmp[j];
+      } else if (t === 3 && (pf & P_VISIBLE) !== 0) {
+        const s = collapse(charData(c));
+        if (s !== '') addText(out, s);
+      }
+    }
+  }
+
+  function walkElement(el, out, depth, pf, force) {
+    const tag = localName(el);
+    if (SKIP_TAGS[tag] === true) return;
+    if ((pf & P_MODAL_OK) === 0) {
+      if (el === modalEl) pf |= P_MODAL_OK;
+      else if (!setHas(modalPath, el)) return;
+    }
+    const isHTML = namespaceURI(el) === HTML_NS;
+    const anyAttr = hasAttributes(el);
+    if (anyAttr) {
+      if (isTrue(getAttr(el, 'aria-hidden')) || hasAttr(el, 'inert')) return;
+      if ((pf & P_ADISABLED) === 0 && isTrue(getAttr(el, 'aria-disabled'))) pf |= P_ADISABLED;
+    }
+    if (isHTML && tag === 'input' && inputType(el) === 'hidden') return;
+    const st = styleInfo(el);
+    if ((st & ST_HIDDEN) !== 0) return;
+    const visible = (st & ST_INVISIBLE) === 0;
+    let cf = pf & (P_ADISABLED | P_MODAL_OK);
+    if (visible) cf |= P_VISIBLE;
+    if ((st & ST_POINTER) !== 0) cf |= P_POINTER;
+    if (tag === 'br') { if (visible) addBreak(out); return; }
+    // visibility:hidden: the element itself is gone, but a descendant may set
+    // visibility:visible again.
+    if (!visible && !force) { walkChildren(el, out, depth + 1, cf, null); return; }
+
+    const role = roleOf(el, tag, isHTML);
+    const pointerStart = (st & ST_POINTER) !== 0 && (pf & P_POINTER) === 0;
+    const interactive = force || isInteractive(el, tag, role, isHTML, anyAttr, pointerStart);
+
+    if (!interactive && HOIST[role] === true) {
+      const block = (st & ST_BLOCK) !== 0;
+      if (block) addBreak(out);
+      if (!(isHTML && LEAF_TAGS[tag] === true) && tag !== 'svg') walkChildren(el, out, depth + 1, cf, null);
+      if (block) addBreak(out);
+      return;
+    }
+
+    if (role === 'iframe') {
+      // Invisible frames (trackers, 0x0) are not worth expanding.
+      const r = getRect(el);
+      if (rectWidth(r) === 0 && rectHeight(r) === 0) return;
+      const name = cap(nameOf(el, role, tag, isHTML), MAX_NAME);
+      const n = { role: 'iframe' };
+      if (name) n.name = name;
+      n.ref = refFor(el);
+      n.tag = tag;
+      n.frame = true;
+      out[out.length] = n;
+      return;
+    }
+
+    const fullName = nameOf(el, role, tag, isHTML);
+    const nf = nameFrom, skipEl = nameSourceEl;
+    const value = valueOf(el, tag, role, isHTML);
+    let kids = [];
+    if (isHTML && tag === 'select') selectKids(el, kids);
+    else if (!(isHTML && LEAF_TAGS[tag] === true) && tag !== 'svg' && NO_CHILDREN_ROLES[role] !== true) {
+      walkChildren(el, kids, depth + 1, cf, skipEl);
+      finishText(kids);
+    }
+    const walkedKids = kids.length > 0;
+    let name = cap(fullName, MAX_NAME);
+    if (walkedKids && name !== '') {
+      const truncated = name !== fullName;
+      // Say things once: drop children the name already states, or (for a
+      // container named from its own content) drop the name the children state.
+      if (!truncated && (nf === NF_CONTENT ? allLeafy(kids)
+        : kids.length === 1 && kids[0].role === 'text' && kids[0].text === fullName)) kids = null;
+      else if (nf === NF_CONTENT && !interactive) name = '';
+    }
+    const hasKids = kids !== null && kids.length > 0;
+    if (!interactive) {
+      if (!hasKids && name === '' && value === '' && KEEP_EMPTY[role] !== true) return;
+    } else if (!walkedKids && !force && !(isHTML && FORM_TAGS[tag] === true)) {
+      // A click target with no content and no size is not really there
+      // (a 0x0 box with overflowing children has walked children and is kept).
+      const r = getRect(el);
+      if (rectWidth(r) === 0 && rectHeight(r) === 0) return;
+    }
+
+    const node = { role: HOIST[role] === true ? 'generic' : role };
+    if (name !== '') node.name = name;
+    if (interactive) node.ref = refFor(el);
+    node.tag = tag;
+    addStates(node, el, tag, role, isHTML, (pf & P_ADISABLED) !== 0, interactive || INTERACTIVE[role] === true);
+    if (value !== '') node.value = value;
+    if (isHTML && (tag === 'a' || tag === 'area') && role === 'link') {
+      const u = tag === 'a' ? anchorHref(el) : areaHref(el);
+      if (u) node.url = cap(u, MAX_URL);
+    }
+    const ph = isHTML && (tag === 'input' || tag === 'textarea') ? clean(getAttr(el, 'placeholder'))
+      : role === 'textbox' || role === 'searchbox' ? clean(getAttr(el, 'aria-placeholder')) : '';
+    if (ph !== '' && ph !== name) node.placeholder = ph;
+    if (hasKids) node.children = kids;
+    out[out.length] = node;
+  }
+
+  // Flags a root element inherits from its ancestors, or -1 if an ancestor hides it.
+  function ancestorFlags(el) {
+    let pf = P_VISIBLE | (modalEl ? 0 : P_MODAL_OK);
+    const p = flatParent(el);
+    if (p && (styleInfo(p) & ST_POINTER) !== 0) pf |= P_POINTER;
+    for (let a = el; a; a = flatParent(a)) {
+      if (a === modalEl) pf |= P_MODAL_OK;
+      if (a === el) continue;
+      if (isTrue(getAttr(a, 'aria-hidden')) || hasAttr(a, 'inert')) return -1;
+      if (isTrue(getAttr(a, 'aria-disabled'))) pf |= P_ADISABLED;
+    }
+    return pf;
+  }
+
+  function snapshot(opts) {
+    const start = opts ? opts.nextRef : undefined;
+    nextRef = typeof start === 'number' && start >= 1 ? start - (start % 1) : 1;
+    const rootRef = opts ? opts.root : undefined;
+    const tree = [];
+    beginPass();
+    try {
+      if (rootRef !== undefined && rootRef !== null && rootRef !== '') {
+        const st = status(rootRef);
+        if (st !== 'connected') return { nextRef: nextRef, tree: tree, error: st };
+        const el = lookup(rootRef);
+        const pf = ancestorFlags(el);
+        if (pf >= 0) walkElement(el, tree, 0, pf, true);
+      } else {
+        const top = docBody(doc) || docElement(doc);
+        if (top) {
+          const st = styleInfo(top);
+          if ((st & ST_HIDDEN) === 0) {
+            let pf = modalEl ? 0 : P_MODAL_OK;
+            if ((st & ST_INVISIBLE) === 0) pf |= P_VISIBLE;
+            if ((st & ST_POINTER) !== 0) pf |= P_POINTER;
+            walkChildren(top, tree, 1, pf, null);
+          }
+        }
+      }
+      finishText(tree);
+    } finally {
+      endPass();
+    }
+    return { nextRef: nextRef, tree: tree };
+  }
+
+  // ---- JSON -------------------------------------------------------------------
+  // Hand-written so Object.prototype.toJSON or a replaced JSON.stringify on the
+  // page cannot alter the result; node objects only hold own keys we set.
+  function nodesJSON(nodes) {
+    let s = '[';
+    for (let i = 0; i < nodes.length; i++) {
+      if (i) s += ',';
+      const n = nodes[i], keys = objectKeys(n);
+      s += '{';
+      for (let k = 0; k < keys.length; k++) {
+        const key = keys[k], v = n[key];
+        if (k) s += ',';
+        s += '"' + key + '":';
+        if (typeof v === 'string') s += jsonQuote(v);
+        else if (typeof v === 'number' || typeof v === 'boolean') s += '' + v;
+        else s += nodesJSON(v);
+      }
+      s += '}';
+    }
+    return s + ']';
+  }
+  function snapshotJSON(opts) {
+    const r = snapshot(opts);
+    return '{"nextRef":' + r.nextRef + ',"tree":' + nodesJSON(r.tree) +
+      (r.error ? ',"error":' + jsonQuote(r.error) : '') + '}';
+  }
+
+  function info(ref) {
+    const el = element(ref);
+    if (!el) return null;
+    beginPass();
+    try {
+      const tag = localName(el), isHTML = namespaceURI(el) === HTML_NS;
+      const role = roleOf(el, tag, isHTML);
+      return { role: HOIST[role] === true ? 'generic' : role, name: cap(nameOf(el, role, tag, isHTML), MAX_NAME), tag: tag };
+    } finally {
+      endPass();
+    }
+  }
+
+  return { snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info };
+}

@@ -1,0 +1,345 @@
+package snapshot
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/refs"
+)
+
+// bridgeSource is a JavaScript function expression; evaluating it in a frame
+// returns the bridge api object, whose state lives in its closure.
+//
+//go:embed bridge.js
+var bridgeSource string
+
+// maxFrameDepth bounds how deep nested iframes are expanded.
+const maxFrameDepth = 10
+
+// doc is one bridge instance: one document of one frame.
+type doc struct {
+	id     refs.DocID
+	frame  playwright.Frame
+	handle playwright.JSHandle
+	main   bool
+}
+
+// Engine snapshots the pages of one role and resolves its refs. Calls are
+// expected to be serialised by the role's lock; the engine's own lock only
+// guards its maps.
+type Engine struct {
+	// FrameTimeout bounds reading one child frame, so a hung frame cannot
+	// stall a snapshot.
+	FrameTimeout time.Duration
+
+	mu      sync.Mutex
+	nextDoc refs.DocID
+	docs    map[refs.DocID]*doc
+	current map[playwright.Frame]*doc
+}
+
+// NewEngine returns an engine with no bridges installed.
+func NewEngine() *Engine {
+	return &Engine{FrameTimeout: 3 * time.Second, docs: map[refs.DocID]*doc{},
+		current: map[playwright.Frame]*doc{}}
+}
+
+// Snapshot is one captured page.
+type Snapshot struct {
+	Number int
+	URL    string
+	Title  string
+	Tree   []*Node
+	// Refs lists every ref in the snapshot, all frames included.
+	Refs []refs.Record
+}
+
+// Capture snapshots page (all frames) and records its refs in reg.
+func (e *Engine) Capture(page playwright.Page, reg *refs.Registry) (*Snapshot, error) {
+	snap := &Snapshot{Number: reg.BeginSnapshot()}
+	next := reg.Next()
+	main := page.MainFrame()
+	tree, next, recs, err := e.captureFrame(main, next, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	snap.Tree = tree
+	snap.Refs = recs
+	snap.URL = main.URL()
+	if t, err := page.Title(); err == nil {
+		snap.Title = t
+	}
+	reg.Observe(next, recs)
+	return snap, nil
+}
+
+// snapshotJS calls the bridge and returns its result as a JSON string, which
+// decodes faster than Playwright's serialisation of a large object.
+const snapshotJS = `(b, a) => b.snapshotJSON(a)`
+
+func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool) ([]*Node, int, []refs.Record, error) {
+	var res bridgeResult
+	d, err := e.call(frame, main, func(d *doc) error {
+		out, err := d.handle.Evaluate(snapshotJS, map[string]any{"nextRef": next})
+		if err != nil {
+			return err
+		}
+		s, ok := out.(string)
+		if !ok {
+			return fmt.Errorf("bridge returned %T, not a string", out)
+		}
+		return json.Unmarshal([]byte(s), &res)
+	})
+	if err != nil {
+		return nil, next, nil, err
+	}
+	next = res.NextRef
+	url := frame.URL()
+	var recs []refs.Record
+	var walk func(nodes []*Node)
+	walk = func(nodes []*Node) {
+		for _, n := range nodes {
+			if n.Ref != "" {
+				recs = append(recs, refs.Record{Ref: n.Ref, Role: n.Role, Name: n.Name, Tag: n.Tag,
+					Doc: d.id, URL: url, MainFrame: main})
+			}
+			if n.Frame {
+				if depth+1 > maxFrameDepth {
+					n.FrameError = fmt.Sprintf("frames nested deeper than %d are not expanded", maxFrameDepth)
+				} else {
+					next, recs = e.expandFrame(d, n, next, depth, recs)
+				}
+				continue
+			}
+			walk(n.Children)
+		}
+	}
+	walk(res.Tree)
+	return res.Tree, next, recs, nil
+}
+
+// expandFrame reads the child frame of iframe node n inline. A failure is
+// recorded on the node; it never fails the whole snapshot.
+func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.Record) (int, []refs.Record) {
+	type out struct {
+		tree []*Node
+		next int
+		recs []refs.Record
+		url  string
+		err  error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		child, err := contentFrame(parent, n.Ref)
+		if err != nil {
+			ch <- out{err: err}
+			return
+		}
+		tree, nx, rs, err := e.captureFrame(child, next, depth+1, false)
+		ch <- out{tree, nx, rs, child.URL(), err}
+	}()
+	timer := time.NewTimer(e.FrameTimeout)
+	defer timer.Stop()
+	select {
+	case o := <-ch:
+		n.FrameURL = o.url
+		if o.err != nil {
+			n.FrameError = shortReason(o.err)
+			return next, recs
+		}
+		n.Children = o.tree
+		return o.next, append(recs, o.recs...)
+	case <-timer.C:
+		// The abandoned read may still assign refs in the child frame's
+		// bridge; those numbers are skipped, never reused.
+		n.FrameError = fmt.Sprintf("the frame did not answer within %s", e.FrameTimeout)
+		return next + 100000, recs
+	}
+}
+
+// elementOf returns the element of ref in d's document, or nil when the
+// bridge no longer has it connected. It evaluates through the frame because
+// playwright-go's JSHandle.EvaluateHandle panics on element results.
+func elementOf(d *doc, ref string) (playwright.ElementHandle, error) {
+	h, err := d.frame.EvaluateHandle(`([b, ref]) => b.element(ref)`, []any{d.handle, ref})
+	if err != nil {
+		return nil, err
+	}
+	if h == nil {
+		return nil, nil
+	}
+	return h.AsElement(), nil
+}
+
+func contentFrame(parent *doc, ref string) (playwright.Frame, error) {
+	el, err := elementOf(parent, ref)
+	if err != nil {
+		return nil, err
+	}
+	if el == nil {
+		return nil, errors.New("the iframe left the page")
+	}
+	f, err := el.ContentFrame()
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		return nil, errors.New("the iframe has no document")
+	}
+	return f, nil
+}
+
+// call runs f against frame's current bridge, installing it first if the
+// frame has none or its document changed.
+func (e *Engine) call(frame playwright.Frame, main bool, f func(*doc) error) (*doc, error) {
+	for attempt := 0; ; attempt++ {
+		d, err := e.bridge(frame, main)
+		if err != nil {
+			return nil, err
+		}
+		err = f(d)
+		if err == nil {
+			return d, nil
+		}
+		if !contextGone(err) || attempt >= 2 {
+			return nil, err
+		}
+		e.forget(d)
+	}
+}
+
+func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
+	e.mu.Lock()
+	d := e.current[frame]
+	e.mu.Unlock()
+	if d != nil {
+		return d, nil
+	}
+	h, err := frame.EvaluateHandle(bridgeSource)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextDoc++
+	d = &doc{id: e.nextDoc, frame: frame, handle: h, main: main}
+	e.docs[d.id] = d
+	e.current[frame] = d
+	return d, nil
+}
+
+// forget drops d as its frame's current bridge (its document is gone).
+func (e *Engine) forget(d *doc) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.current[d.frame] == d {
+		delete(e.current, d.frame)
+	}
+}
+
+// Reset forgets every bridge, for when the role's pages are closed.
+func (e *Engine) Reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.current = map[playwright.Frame]*doc{}
+	e.docs = map[refs.DocID]*doc{}
+}
+
+// Resolve returns the element a recorded ref points to, or a typed error
+// with the real reason it does not: its frame detached, its document
+// navigated away, or the element left the DOM.
+func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
+	e.mu.Lock()
+	d := e.docs[rec.Doc]
+	cur := (*doc)(nil)
+	if d != nil {
+		cur = e.current[d.frame]
+	}
+	e.mu.Unlock()
+	base := llmerr.Error{Ref: rec.Ref, Element: rec.Element(), URL: rec.URL,
+		Actions: []llmerr.Action{llmerr.Call("browser_snapshot", "get fresh refs for the page as it is now")}}
+	if d == nil {
+		le := base
+		le.Code = llmerr.StaleRef
+		le.Message = fmt.Sprintf("Ref %s belongs to a page that is no longer open.", rec.Ref)
+		le.Cause = "the browser or its page was closed after this ref was issued"
+		return nil, &le
+	}
+	if d.frame.IsDetached() {
+		le := base
+		le.Code = llmerr.FrameDetached
+		le.FrameURL = rec.URL
+		le.URL = ""
+		le.Message = fmt.Sprintf("Ref %s was inside a frame that has been removed from the page.", rec.Ref)
+		le.Cause = "the iframe holding the element was removed or replaced"
+		return nil, &le
+	}
+	if cur != d {
+		return nil, navigatedError(base, rec, d.frame.URL())
+	}
+	el, err := elementOf(d, rec.Ref)
+	if err != nil {
+		if contextGone(err) {
+			e.forget(d)
+			return nil, navigatedError(base, rec, d.frame.URL())
+		}
+		return nil, err
+	}
+	if el != nil {
+		return el, nil
+	}
+	le := base
+	le.Code = llmerr.StaleRef
+	le.Message = fmt.Sprintf("Ref %s points to an element that is no longer on the page.", rec.Ref)
+	le.Cause = fmt.Sprintf("the %s left the DOM after snapshot %d (the page re-rendered or removed it)", rec.Element(), rec.Snapshot)
+	le.Actions = []llmerr.Action{
+		llmerr.Call("browser_snapshot", fmt.Sprintf("find the %s again and use its new ref", rec.Element())),
+	}
+	return nil, &le
+}
+
+func navigatedError(base llmerr.Error, rec refs.Record, now string) error {
+	e := base
+	e.Code = llmerr.StaleRef
+	e.URLAfter = now
+	e.Message = fmt.Sprintf("Ref %s was issued on a document that has since been replaced.", rec.Ref)
+	if now == rec.URL {
+		e.Cause = fmt.Sprintf("the page reloaded (%s) after this ref was issued", now)
+	} else {
+		e.Cause = fmt.Sprintf("the page navigated from %s to %s after this ref was issued", rec.URL, now)
+	}
+	return &e
+}
+
+// contextGone reports whether err means the document behind a handle is gone.
+func contextGone(err error) bool {
+	s := strings.ToLower(err.Error())
+	for _, m := range []string{"execution context was destroyed", "cannot find context",
+		"jshandle is disposed", "context was destroyed", "most likely because of a navigation",
+		"can be evaluated only in the context", "different document"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func shortReason(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimPrefix(s, "playwright: ")
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
