@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // inspectorVersion is the MCP Inspector release the client test pins.
@@ -35,7 +38,7 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	run := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(cli, append([]string{"--cli", binary}, args...)...)
+		cmd := exec.Command(cli, append([]string{"--cli"}, args...)...)
 		out, err := cmd.Output()
 		if err != nil {
 			if ee, ok := err.(*exec.ExitError); ok {
@@ -46,16 +49,45 @@ func TestInspectorCLI(t *testing.T) {
 		t.Logf("inspector %v:\n%s", args, truncate(string(out), 1500))
 		return string(out)
 	}
-	list := run("--method", "tools/list")
-	for _, name := range []string{"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_close"} {
-		if !strings.Contains(list, `"`+name+`"`) {
-			t.Errorf("tools/list lacks %s", name)
+	check := func(target ...string) {
+		t.Helper()
+		list := run(append(target, "--method", "tools/list")...)
+		for _, name := range []string{"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_close"} {
+			if !strings.Contains(list, `"`+name+`"`) {
+				t.Errorf("tools/list lacks %s", name)
+			}
+		}
+		nav := run(append(target, "--method", "tools/call", "--tool-name", "browser_navigate", "--tool-arg", "url="+fx.Page("form.html"))...)
+		if !strings.Contains(nav, "Title: Sign in") {
+			t.Errorf("navigate result does not name the page title:\n%s", nav)
 		}
 	}
-	nav := run("--method", "tools/call", "--tool-name", "browser_navigate", "--tool-arg", "url="+fx.Page("form.html"))
-	if !strings.Contains(nav, "Title: Sign in") {
-		t.Errorf("navigate result does not name the page title:\n%s", nav)
+	t.Run("stdio", func(t *testing.T) { check(binary) })
+	t.Run("http", func(t *testing.T) {
+		port := freePort(t)
+		srv := exec.Command(binary, "--port", fmt.Sprint(port))
+		srv.Stderr = &testLog{t: t}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
+		endpoint := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+		waitListening(t, port)
+		check(endpoint, "--transport", "http")
+	})
+}
+
+func waitListening(t *testing.T, port int) {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+	t.Fatalf("nothing listens on port %d", port)
 }
 
 func truncate(s string, n int) string {

@@ -208,6 +208,10 @@ func parseViewport(s string) (*playwright.Size, error) {
 }
 
 func printConnect(w io.Writer, url string) {
+	self, err := os.Executable()
+	if err != nil {
+		self = "retrace"
+	}
 	fmt.Fprintf(w, `retrace is serving MCP (Streamable HTTP) at %s
 
 Connect an HTTP client (Cursor, VS Code, Claude Code):
@@ -215,12 +219,12 @@ Connect an HTTP client (Cursor, VS Code, Claude Code):
   claude mcp add --transport http retrace %s
 
 Or run it over stdio instead (Claude Desktop / Claude Code):
-  {"mcpServers": {"retrace": {"command": "retrace", "args": []}}}
+  {"mcpServers": {"retrace": {"command": %q, "args": []}}}
 VS Code (.vscode/mcp.json):
-  {"servers": {"retrace": {"type": "stdio", "command": "retrace", "args": []}}}
+  {"servers": {"retrace": {"type": "stdio", "command": %q, "args": []}}}
 
 Press Ctrl+C to stop.
-`, url, url, url)
+`, url, url, url, self, self)
 }
 
 func install(args []string) error {
