@@ -168,7 +168,8 @@ func (c *client) checkPlan(tool string, r reply) {
 	}
 }
 
-// refOf returns the ref on the first snapshot line containing all parts.
+// refOf returns the first ref after parts[0] on the first snapshot line
+// containing all parts (a table row holds several refs on one line).
 func refOf(t *testing.T, snap string, parts ...string) string {
 	t.Helper()
 	for _, line := range strings.Split(snap, "\n") {
@@ -182,12 +183,13 @@ func refOf(t *testing.T, snap string, parts ...string) string {
 		if !all {
 			continue
 		}
-		i := strings.Index(line, "[ref=")
+		rest := line[strings.Index(line, parts[0]):]
+		i := strings.Index(rest, "[ref=")
 		if i < 0 {
 			continue
 		}
-		j := strings.IndexByte(line[i:], ']')
-		return line[i+5 : i+j]
+		j := strings.IndexByte(rest[i:], ']')
+		return rest[i+5 : i+j]
 	}
 	t.Fatalf("no line with ref containing %q in snapshot:\n%s", parts, snap)
 	return ""

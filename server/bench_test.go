@@ -1,0 +1,56 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// BenchmarkSnapshotTable times browser_snapshot through MCP on the table
+// pages (each row: a link, a text cell, a checkbox, a button):
+//
+//	go test ./server -run '^$' -bench SnapshotTable -benchtime 10x
+func BenchmarkSnapshotTable(b *testing.B) {
+	for _, rows := range []int{100, 1000, 5000} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			t := &testing.T{}
+			c := connect(t, Config{})
+			defer c.srv.Close()
+			c.t = t
+			if r := c.call("browser_navigate", map[string]any{"url": fmt.Sprintf("%s/table?rows=%d", fx.URL, rows)}); r.IsError {
+				b.Fatal(r.Text)
+			}
+			var text string
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r := c.call("browser_snapshot", nil)
+				if r.IsError {
+					b.Fatal(r.Text)
+				}
+				text = r.Text
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(len(text)), "bytes")
+			b.ReportMetric(float64(strings.Count(text, "[ref=")), "refs")
+		})
+	}
+}
+
+// BenchmarkClickNoChange times a click round trip on a button that changes
+// nothing, through MCP.
+func BenchmarkClickNoChange(b *testing.B) {
+	t := &testing.T{}
+	c := connect(t, Config{})
+	defer c.srv.Close()
+	if r := c.call("browser_navigate", map[string]any{"url": fx.URL + "/table?rows=100"}); r.IsError {
+		b.Fatal(r.Text)
+	}
+	snap := c.call("browser_snapshot", nil).Text
+	ref := refOf(t, snap, `button "Edit"`)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := c.call("browser_click", map[string]any{"ref": ref}); r.IsError {
+			b.Fatal(r.Text)
+		}
+	}
+}
