@@ -210,3 +210,12 @@ func TestBrowserCloseAndReopen(t *testing.T) {
 		t.Errorf("ref %s was reused after browser_close", email)
 	}
 }
+
+func TestBeforeUnloadDoesNotTrap(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("beforeunload.html")})
+	snap := c.ok("browser_snapshot", nil)
+	c.ok("browser_type", map[string]any{"ref": refOf(t, snap, `textbox "Note"`), "text": "unsaved"})
+	res := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `link "Leave this page"`)})
+	mustContain(t, res, "beforeunload dialog", "was accepted", "Page navigated:", "nav.html")
+}

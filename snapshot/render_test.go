@@ -1,0 +1,51 @@
+package snapshot
+
+import (
+	"testing"
+)
+
+func TestRender(t *testing.T) {
+	val := "ada@example.com"
+	no := false
+	s := &Snapshot{URL: "http://a/", Title: "T", Tree: []*Node{
+		{Role: "heading", Name: "Items", Level: 2},
+		{Role: "textbox", Name: "Email", Ref: "e1", Required: true, Value: &val},
+		{Role: "textbox", Name: "Search", Ref: "e9", Placeholder: "Find…"},
+		{Role: "checkbox", Name: "Remember", Ref: "e2", Checked: true},
+		{Role: "checkbox", Name: "Some", Ref: "e8", Checked: "mixed"},
+		{Role: "button", Name: "Menu", Ref: "e3", Expanded: &no, Disabled: true},
+		{Role: "table", Children: []*Node{
+			{Role: "row", Children: []*Node{{Role: "columnheader", Name: "Item"}, {Role: "columnheader", Name: "Pick"}}},
+			{Role: "row", Children: []*Node{
+				{Role: "cell", Children: []*Node{{Role: "link", Name: "Item 1", Ref: "e4"}}},
+				{Role: "cell", Children: []*Node{{Role: "checkbox", Name: "Pick 1", Ref: "e5"}}},
+			}},
+			// A row with a cell holding two things keeps its structure.
+			{Role: "row", Children: []*Node{
+				{Role: "cell", Children: []*Node{{Role: "text", Text: "a"}, {Role: "button", Name: "b", Ref: "e6"}}},
+			}},
+		}},
+		{Role: "listitem", Children: []*Node{{Role: "text", Text: "one\n  line"}}},
+		{Role: "iframe", Name: "Ads", Ref: "e7", Frame: true, FrameError: "the frame did not answer within 3s"},
+	}}
+	want := `URL: http://a/
+Title: T
+- heading "Items" [level=2]
+- textbox "Email" [required] [ref=e1]: "ada@example.com"
+- textbox "Search" [ref=e9] [placeholder="Find…"]
+- checkbox "Remember" [checked] [ref=e2]
+- checkbox "Some" [checked=mixed] [ref=e8]
+- button "Menu" [disabled] [collapsed] [ref=e3]
+- table:
+  - row: Item | Pick
+  - row: link "Item 1" [ref=e4] | checkbox "Pick 1" [ref=e5]
+  - row:
+    - cell:
+      - text: a
+      - button "b" [ref=e6]
+- listitem: one line
+- iframe "Ads" [ref=e7] (not shown: the frame did not answer within 3s)`
+	if got := s.Text(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
