@@ -138,6 +138,13 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 	}
 	ch := make(chan out, 1)
 	go func() {
+		// A panic here would kill the server: no handler's recover covers
+		// this goroutine.
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- out{err: fmt.Errorf("internal error reading the frame: %v", p)}
+			}
+		}()
 		child, err := contentFrame(parent, n.Ref)
 		if err != nil {
 			ch <- out{err: err}
