@@ -7,7 +7,7 @@ PORT    ?= 8931
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT     := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: all build setup system-deps run test test-clients vet clean
+.PHONY: all build setup system-deps run test test-clients bench vet clean
 
 all: build
 
@@ -47,3 +47,8 @@ vet:
 
 clean:
 	rm -rf bin
+
+# Side-by-side comparison with playwright-mcp (installed from npm on first
+# use); writes docs/benchmarks.md. Not part of make test.
+bench: setup
+	$(GO) run ./bench -out docs/benchmarks.md

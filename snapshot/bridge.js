@@ -2,9 +2,17 @@
   'use strict';
   // retrace in-page bridge: one instance per document (main frame and each
   // iframe). It walks the flat tree (open shadow roots, slots), computes
-  // role/name/state in the spirit of HTML-AAM and accname 1.2, keeps refs
-  // stable per element, and returns a compact tree. All state lives in this
-  // closure; nothing is put on window.
+  // role/name/state in the spirit of HTML-AAM and accname 1.2 (checked against
+  // Chromium's accessibility tree), keeps refs stable per element, and returns
+  // a compact tree. All state lives in this closure; nothing is put on window.
+  //
+  // api.snapshot({nextRef, root?}) -> {nextRef, tree: Node[], error?: 'unknown'|'removed'}
+  // api.snapshotJSON(same)         -> the same, as a JSON string (what Go calls)
+  // api.element(ref) -> Element | null;  api.status(ref) -> 'connected'|'removed'|'unknown'
+  // api.info(ref)    -> {role, name, tag} | null
+  // Node: {role, name?, ref?, tag, level?, checked?, disabled?, expanded?, selected?,
+  //        pressed?, required?, invalid?, readonly?, value?, url?, placeholder?,
+  //        frame?, children?}; text is {role: 'text', text}. Empty keys are omitted.
 
   // ---- Captured built-ins ---------------------------------------------------
   // Captured once, at injection, so a page that later replaces prototype
@@ -17,7 +25,8 @@
   const uncurry = FnProto.bind.bind(FnProto.call);
   const getOwnDesc = Object.getOwnPropertyDescriptor;
   const objectKeys = Object.keys;
-  const jsonQuote = JSON.stringify; // only ever called on primitive strings
+  const hasOwn = uncurry(Object.prototype.hasOwnProperty);
+  const jsonQuote = JSON.stringify; // on strings, or on our own result when no toJSON is reachable
   const parseIntC = parseInt;
   const MapC = Map, WeakMapC = WeakMap, SetC = Set;
   const WeakRefC = typeof WeakRef === 'function' ? WeakRef : null;
@@ -64,6 +73,10 @@
   const isContentEditable = getterOf(HTMLElementP, 'isContentEditable');
   const onclickOf = getterOf(HTMLElementP, 'onclick');
   const nlLength = getterOf(NodeList.prototype, 'length'), nlItem = methodOf(NodeList.prototype, 'item');
+  const docQueryAll = methodOf(Document.prototype, 'querySelectorAll');
+  const fragQueryAll = methodOf(DocumentFragment.prototype, 'querySelectorAll');
+  const elQuery = methodOf(ElementP, 'querySelector');
+  const comparePosition = methodOf(NodeP, 'compareDocumentPosition');
   const getCS = uncurry(win.getComputedStyle);
   const cssValue = methodOf(CSSStyleDeclaration.prototype, 'getPropertyValue');
 
@@ -78,15 +91,6 @@
   const anchorHref = getterOf(HTMLAnchorElement.prototype, 'href');
   const areaHref = getterOf(HTMLAreaElement.prototype, 'href');
   const detailsOpen = getterOf(HTMLDetailsElement.prototype, 'open');
-  // Each labelable element interface has its own `labels` getter.
-  const LABELS = { __proto__: null };
-  const labelIfaces = [['input', 'HTMLInputElement'], ['select', 'HTMLSelectElement'],
-    ['textarea', 'HTMLTextAreaElement'], ['button', 'HTMLButtonElement'], ['meter', 'HTMLMeterElement'],
-    ['progress', 'HTMLProgressElement'], ['output', 'HTMLOutputElement']];
-  for (let i = 0; i < labelIfaces.length; i++) {
-    const g = getterOf(protoOf(labelIfaces[i][1]), 'labels');
-    if (g) LABELS[labelIfaces[i][0]] = g;
-  }
 
   const HTML_NS = 'http://www.w3.org/1999/xhtml';
   const MAX_DEPTH = 1000;     // DOM nesting walked before a marker replaces the rest
@@ -173,25 +177,33 @@
   const NO_VALUE_INPUTS = setOf('checkbox radio button submit reset image hidden');
   const SECTIONING = setOf('article aside main nav section');
   const SECTIONING_ROLES = setOf('article complementary main navigation region');
+  const LABELABLE = setOf('input select textarea button meter progress output');
+  const LABELABLE_SELECTOR = 'button,input:not([type=hidden]),meter,output,progress,select,textarea';
 
   // ---- Per-pass state -------------------------------------------------------
   // Refs survive across snapshots; caches live for one snapshot()/info() call.
   const refOf = new WeakMapC();   // Element -> "eN"
   const refTarget = new MapC();   // "eN" -> WeakRef(Element)
   let nextRef = 1;
-  let styleCache = null, roleCache = null; // Map(Element -> flags / role)
+  let styleCache = null, roleCache = null; // Map(Element -> style flags / role)
+  let csCache = null;                      // Map(Element -> CSSStyleDeclaration)
+  let labelIndex = null;                   // Map(root -> Map(id -> label[]))
   let modalEl = null, modalPath = null;    // open modal dialog and its flat ancestors
   let nameFrom = 0, nameSourceEl = null;   // side results of nameOf()
-  const NF_NONE = 0, NF_CONTENT = 1, NF_OTHER = 2;
+  const NF_NONE = 0, NF_CONTENT = 1, NF_OTHER = 2, NF_DEFERRED = 3;
 
-  // Style flags (one getComputedStyle per element per pass).
+  // Style flags, cached per element and pass.
   const ST_HIDDEN = 1, ST_INVISIBLE = 2, ST_POINTER = 4, ST_CONTENTS = 8, ST_BLOCK = 16;
+  const ST_SKIPS = 256; // the element renders, its content does not
+  const K_VIS = 512, K_BLOCK = 1024, K_PTR = 2048, K_SKIPS = 4096; // which facts are known
   // Flags inherited down the walk.
   const P_VISIBLE = 1, P_POINTER = 2, P_ADISABLED = 4, P_MODAL_OK = 8;
 
   function beginPass() {
     styleCache = new MapC();
+    csCache = new MapC();
     roleCache = new MapC();
+    labelIndex = new MapC();
     modalEl = null;
     modalPath = null;
     try { modalEl = docQuery(doc, ':modal'); } catch (e) { modalEl = null; }
@@ -202,7 +214,10 @@
       for (let n = flatParent(modalEl); n; n = flatParent(n)) setAdd(modalPath, n);
     }
   }
-  function endPass() { styleCache = roleCache = modalEl = modalPath = null; nameSourceEl = null; }
+  function endPass() {
+    styleCache = csCache = roleCache = labelIndex = modalEl = modalPath = null;
+    nameSourceEl = null;
+  }
 
   // Parent in the flat tree: the slot a node is assigned to, or the host of a shadow root.
   function flatParent(n) {
@@ -213,29 +228,64 @@
     return p && nodeType(p) === 1 ? p : null;
   }
 
+  // Style facts are read lazily and cached per pass: most elements only need
+  // one checkVisibility call; display and cursor are read when they matter,
+  // from at most one getComputedStyle per element.
+  function styleOf(el) {
+    let cs = mapGet(csCache, el);
+    if (cs === undefined) { cs = getCS(win, el); mapSet(csCache, el, cs); }
+    return cs;
+  }
+  const VIS_OPTS = { __proto__: null, visibilityProperty: true };
+  const invisibleStyle = (cs) => { const v = cssValue(cs, 'visibility'); return v === 'hidden' || v === 'collapse'; };
   function styleInfo(el) {
     let f = mapGet(styleCache, el);
-    if (f !== undefined) return f;
-    f = 0;
-    const cs = getCS(win, el);
-    const display = cssValue(cs, 'display');
-    if (display === 'none' || display === '') {
-      f = ST_HIDDEN;
-    } else {
-      if (display === 'contents') f = ST_CONTENTS; // no box of its own, children still render
-      // checkVisibility catches what style alone does not: content-visibility
-      // hidden subtrees (closed <details>, hidden=until-found), unassigned or
-      // otherwise unrendered nodes.
-      else if (checkVisibility && !checkVisibility(el)) f = ST_HIDDEN;
-      else if (strSlice(display, 0, 6) !== 'inline') f = ST_BLOCK;
-      if (f !== ST_HIDDEN) {
-        const v = cssValue(cs, 'visibility');
-        if (v === 'hidden' || v === 'collapse') f |= ST_INVISIBLE;
-        if (cssValue(cs, 'cursor') === 'pointer') f |= ST_POINTER;
+    if (f === undefined) f = 0; else if ((f & K_VIS) !== 0) return f;
+    f |= K_VIS;
+    // checkVisibility also catches what style alone does not: content-visibility
+    // hidden subtrees (closed <details>, hidden=until-found) and unrendered nodes.
+    if (!checkVisibility || !checkVisibility(el, VIS_OPTS)) {
+      const cs = styleOf(el), display = cssValue(cs, 'display');
+      if (display === 'none' || display === '') f |= ST_HIDDEN;
+      else if (display === 'contents') {
+        // No box of its own, so checkVisibility says nothing: ask the parent.
+        const p = flatParent(el);
+        if (p && ((styleInfo(p) & ST_HIDDEN) !== 0 || skipsContent(p))) f |= ST_HIDDEN;
+        else f |= ST_CONTENTS | (invisibleStyle(cs) ? ST_INVISIBLE : 0);
       }
+      else if (checkVisibility && !checkVisibility(el)) f |= ST_HIDDEN;
+      else if (invisibleStyle(cs)) f |= ST_INVISIBLE;
     }
     mapSet(styleCache, el, f);
     return f;
+  }
+  // Block-level boxes separate text; inline ones glue it.
+  function isBlock(el) {
+    let f = mapGet(styleCache, el);
+    if (f === undefined) f = 0; else if ((f & K_BLOCK) !== 0) return (f & ST_BLOCK) !== 0;
+    const d = cssValue(styleOf(el), 'display');
+    f |= K_BLOCK | (d !== '' && d !== 'none' && d !== 'contents' && strSlice(d, 0, 6) !== 'inline' ? ST_BLOCK : 0);
+    mapSet(styleCache, el, f);
+    return (f & ST_BLOCK) !== 0;
+  }
+  // The element is rendered but its content is not: content-visibility:hidden
+  // (hidden=until-found too) or a closed <details> beyond its summary. Child
+  // elements are caught by checkVisibility; this is for text and contents boxes.
+  function skipsContent(el) {
+    let f = mapGet(styleCache, el);
+    if (f === undefined) f = 0; else if ((f & K_SKIPS) !== 0) return (f & ST_SKIPS) !== 0;
+    const skip = (localName(el) === 'details' && namespaceURI(el) === HTML_NS && !detailsOpen(el)) ||
+      cssValue(styleOf(el), 'content-visibility') === 'hidden';
+    f |= K_SKIPS | (skip ? ST_SKIPS : 0);
+    mapSet(styleCache, el, f);
+    return skip;
+  }
+  function isPointer(el) {
+    let f = mapGet(styleCache, el);
+    if (f === undefined) f = 0; else if ((f & K_PTR) !== 0) return (f & ST_POINTER) !== 0;
+    f |= K_PTR | (cssValue(styleOf(el), 'cursor') === 'pointer' ? ST_POINTER : 0);
+    mapSet(styleCache, el, f);
+    return (f & ST_POINTER) !== 0;
   }
   // Hidden for accessible-name purposes: not rendered, invisible or aria-hidden.
   function hiddenForName(el) {
@@ -297,14 +347,14 @@
       case 'img': // alt="" marks decoration, unless the author names it anyway
         return getAttr(el, 'alt') === '' && !hasNameAttr(el) ? 'presentation' : 'img';
       case 'ul': case 'ol': case 'menu': return 'list';
-      case 'li': return 'listitem';
+      case 'li': return isPresentational(parentElement(el)) ? 'generic' : 'listitem';
       case 'dt': return 'term';
       case 'dd': return 'definition';
       case 'table': return 'table';
       case 'caption': return 'caption';
-      case 'tr': return 'row';
+      case 'tr': return isPresentational(tableOf(el)) ? 'generic' : 'row';
       case 'td': return cellRole(el);
-      case 'th': return headerRole(el);
+      case 'th': return isPresentational(tableOf(el)) ? 'generic' : headerRole(el);
       case 'thead': case 'tbody': case 'tfoot': return 'rowgroup';
       case 'nav': return 'navigation';
       case 'main': return 'main';
@@ -313,8 +363,8 @@
       case 'header': return inSectioning(el, SECTIONING) ? 'generic' : 'banner';
       case 'footer': return inSectioning(el, SECTIONING) ? 'generic' : 'contentinfo';
       case 'aside': return inSectioning(el, ASIDE_SCOPE) && !hasNameAttr(el) ? 'generic' : 'complementary';
-      case 'section': return hasNameAttr(el) && nameOf(el, 'region', tag, true) !== '' ? 'region' : 'generic';
-      case 'form': return hasNameAttr(el) && nameOf(el, 'form', tag, true) !== '' ? 'form' : 'generic';
+      case 'section': return hasNameAttr(el) && nameOf(el, 'region', tag, true, false) !== '' ? 'region' : 'generic';
+      case 'form': return hasNameAttr(el) && nameOf(el, 'form', tag, true, false) !== '' ? 'form' : 'generic';
       case 'dialog': return 'dialog';
       case 'summary': return isDetailsSummary(el) ? 'button' : 'generic';
       case 'p': return 'paragraph';
@@ -347,10 +397,17 @@
     for (let i = 0; p && i < 3; i++, p = parentElement(p)) if (localName(p) === 'table') return p;
     return null;
   }
+  // role=none on a table or list (layout tables, menus) takes its rows,
+  // cells and items along with it.
+  function isPresentational(el) {
+    if (!el) return false;
+    const r = explicitRole(el);
+    return r === 'none' || r === 'presentation';
+  }
   function cellRole(el) {
     const t = tableOf(el);
     const r = t ? explicitRole(t) : '';
-    return r === 'grid' || r === 'treegrid' ? 'gridcell' : 'cell';
+    return r === 'grid' || r === 'treegrid' ? 'gridcell' : r === 'none' || r === 'presentation' ? 'generic' : 'cell';
   }
   // th without scope: a header in a row that also holds data cells heads that row.
   function headerRole(el) {
@@ -377,18 +434,24 @@
   // nameOf computes the name of an element being emitted; it also sets
   // nameFrom (content or not) and nameSourceEl (a legend or caption that
   // supplied the name, so the walk does not repeat its text).
-  function nameOf(el, role, tag, isHTML) {
+  // deferContent: stop before name-from-content and report NF_DEFERRED; the
+  // walk computes it only if the name will be kept (see walkElement).
+  function nameOf(el, role, tag, isHTML, deferContent) {
     nameSourceEl = null;
     let s;
-    const lb = getAttr(el, 'aria-labelledby');
-    if (lb !== null && (s = labelledByText(el, lb, 0))) { nameFrom = NF_OTHER; return s; }
-    if ((s = clean(getAttr(el, 'aria-label')))) { nameFrom = NF_OTHER; return s; }
+    const attrs = hasAttributes(el);
+    if (attrs) {
+      const lb = getAttr(el, 'aria-labelledby');
+      if (lb !== null && (s = labelledByText(el, lb, 0))) { nameFrom = NF_OTHER; return s; }
+      if ((s = clean(getAttr(el, 'aria-label')))) { nameFrom = NF_OTHER; return s; }
+    }
     if ((s = nativeName(el, tag, isHTML, true))) { nameFrom = NF_OTHER; return s; }
     nameSourceEl = null;
-    if (NAME_FROM_CONTENT[role] === true && (s = clean(contentText(el, null, false, false, 0)))) {
-      nameFrom = NF_CONTENT;
-      return s;
+    if (NAME_FROM_CONTENT[role] === true) {
+      if (deferContent) { nameFrom = NF_DEFERRED; return ''; }
+      if ((s = clean(contentText(el, null, false, false, 0)))) { nameFrom = NF_CONTENT; return s; }
     }
+    if (!attrs) { nameFrom = NF_NONE; return ''; }
     if ((s = clean(getAttr(el, 'title')))) { nameFrom = NF_OTHER; return s; }
     if (isHTML && (tag === 'input' || tag === 'textarea')) s = clean(getAttr(el, 'placeholder'));
     else if (role === 'textbox' || role === 'searchbox') s = clean(getAttr(el, 'aria-placeholder'));
@@ -420,8 +483,8 @@
       return '';
     }
     let s = '';
-    if (useLabels && LABELS[tag] && (tag !== 'input' || inputType(el) !== 'hidden')) {
-      if ((s = labelsText(el, tag))) return s;
+    if (useLabels && LABELABLE[tag] === true && (tag !== 'input' || inputType(el) !== 'hidden')) {
+      if ((s = labelsText(el))) return s;
     }
     switch (tag) {
       case 'input': {
@@ -454,12 +517,48 @@
     if (s) nameSourceEl = found;
     return s;
   }
-  function labelsText(el, tag) {
-    const list = LABELS[tag](el);
-    if (!list) return '';
+  // The labels of a control. Not el.labels: Chromium's live LabelsNodeList
+  // scans the whole document on first use, which made big forms quadratic.
+  function labelsOf(el) {
+    const found = [];
+    const root = getRootNode(el), rt = nodeType(root);
+    const id = getAttr(el, 'id');
+    if (id && (rt === 9 || rt === 11)) {
+      let idx = mapGet(labelIndex, root);
+      if (idx === undefined) { // label[for] by id, built once per pass and tree scope
+        idx = new MapC();
+        const all = rt === 9 ? docQueryAll(root, 'label[for]') : fragQueryAll(root, 'label[for]');
+        for (let i = 0, n = nlLength(all); i < n; i++) {
+          const l = nlItem(all, i), k = getAttr(l, 'for');
+          const a = mapGet(idx, k);
+          if (a === undefined) mapSet(idx, k, [l]); else a[a.length] = l;
+        }
+        mapSet(labelIndex, root, idx);
+      }
+      const a = mapGet(idx, id);
+      if (a !== undefined && (rt === 9 ? docById(root, id) : fragById(root, id)) === el) {
+        for (let i = 0; i < a.length; i++) found[found.length] = a[i];
+      }
+    }
+    // A wrapping label without for= labels its first labelable descendant.
+    for (let p = parentElement(el); p; p = parentElement(p)) {
+      if (localName(p) !== 'label' || namespaceURI(p) !== HTML_NS) continue;
+      if (!hasAttr(p, 'for') && elQuery(p, LABELABLE_SELECTOR) === el) {
+        // keep tree order when there are also label[for]s
+        let at = found.length;
+        while (at > 0 && (comparePosition(found[at - 1], p) & 2) !== 0) at--;
+        for (let i = found.length; i > at; i--) found[i] = found[i - 1];
+        found[at] = p;
+      }
+      break;
+    }
+    return found;
+  }
+  function labelsText(el) {
+    const list = labelsOf(el);
     let out = '';
-    for (let i = 0, n = nlLength(list); i < n; i++) {
-      const lab = nlItem(list, i);
+    for (let i = 0; i < list.length; i++) {
+      const lab = list[i];
       // A hidden label does not name (as in Chromium); inside a wrapping
       // label the control itself is skipped.
       if (hiddenForName(lab)) continue;
@@ -506,16 +605,17 @@
   // as written, block-level pieces are separated by a space.
   function contentText(el, skip, includeHidden, inLabelledBy, depth) {
     if (depth > NAME_DEPTH) return '';
-    const ownTextShown = includeHidden || (styleInfo(el) & ST_INVISIBLE) === 0;
+    let ownText = includeHidden ? 1 : 0; // 1 shown, -1 not, 0 not yet known
     const kids = flatChildren(el);
     let out = '';
     for (let c = kids ? kids[0] : firstChild(el), i = 0; c; c = kids ? kids[++i] : nextSibling(c)) {
       const t = nodeType(c);
       if (t === 3) {
-        if (ownTextShown) out += collapse(charData(c));
+        if (ownText === 0) ownText = (styleInfo(el) & ST_INVISIBLE) === 0 && !skipsContent(el) ? 1 : -1;
+        if (ownText === 1) out += collapse(charData(c));
       } else if (t === 1) {
         const s = textAlt(c, skip, includeHidden, inLabelledBy, depth + 1, false);
-        if (s) out += (styleInfo(c) & ST_BLOCK) !== 0 || localName(c) === 'br' ? ' ' + s + ' ' : s;
+        if (s) out += localName(c) === 'br' || isBlock(c) ? ' ' + s + ' ' : s;
         else if (localName(c) === 'br') out += ' ';
       }
       if (out.length > NAME_SCAN) break;
@@ -536,6 +636,33 @@
       if (a.length) return a;
     }
     return null;
+  }
+
+  // CSS generated text (::before/::after content strings). Chromium puts it in
+  // names; here it only names an interactive element that would otherwise have
+  // no name (an icon button labelled by CSS), as reading pseudo-element styles
+  // everywhere would double the style work. Icon-font glyphs (private use) are dropped.
+  function pseudoText(el, budget) {
+    let s = cssStrings(cssValue(getCS(win, el, '::before'), 'content'));
+    for (let c = firstChild(el); c && budget[0] > 0; c = nextSibling(c)) {
+      if (nodeType(c) !== 1 || hiddenForName(c)) continue;
+      budget[0]--;
+      s += pseudoText(c, budget);
+    }
+    return s + cssStrings(cssValue(getCS(win, el, '::after'), 'content'));
+  }
+  // The quoted strings of a computed `content` value, concatenated.
+  function cssStrings(v) {
+    let out = '';
+    if (v === '' || charCodeAt(v, 0) !== 34) return out; // none, normal, counters...
+    for (let i = 0, inStr = false; i < v.length; i++) {
+      let c = charCodeAt(v, i);
+      if (c === 34) { inStr = !inStr; continue; }
+      if (!inStr) continue;
+      if (c === 92 && i + 1 < v.length) c = charCodeAt(v, ++i);
+      if (c < 0xe000 || c > 0xf8ff) out += strSlice(v, i, i + 1);
+    }
+    return out;
   }
 
   // ---- States and values ------------------------------------------------------
@@ -578,7 +705,7 @@
       if (nodeType(c) !== 1) continue;
       const t = localName(c);
       if (t !== 'option' && t !== 'optgroup') continue;
-      if (cssValue(getCS(win, c), 'display') === 'none') continue;
+      if (cssValue(styleOf(c), 'display') === 'none') continue;
       const name = cap(t === 'option' ? clean(optionLabel(c)) : clean(getAttr(c, 'label')), MAX_NAME);
       const n = { role: t === 'option' ? 'option' : 'group' };
       if (name) n.name = name;
@@ -593,16 +720,18 @@
       out[out.length] = n;
     }
   }
-  function ariaTri(el, attr) {
-    const v = getAttr(el, attr);
+  const noAttr = () => null;
+  function ariaTri(attr, el, name) {
+    const v = attr(el, name);
     if (v === null) return undefined;
     const l = strLower(strTrim(v));
     return l === 'true' ? true : l === 'mixed' ? 'mixed' : undefined;
   }
   // Adds state keys to node in the documented order.
-  function addStates(node, el, tag, role, isHTML, aDisabled, widget) {
+  function addStates(node, el, tag, role, isHTML, aDisabled, widget, anyAttr) {
+    const attr = anyAttr ? getAttr : noAttr; // skip lookups on attribute-less elements
     if (role === 'heading') {
-      const lv = parseIntC(getAttr(el, 'aria-level'), 10);
+      const lv = parseIntC(attr(el, 'aria-level'), 10);
       node.level = lv > 0 ? lv : isHTML && tag.length === 2 && tag[0] === 'h' ? parseIntC(tag[1], 10) : 2;
     }
     const inputT = isHTML && tag === 'input' ? inputType(el) : '';
@@ -610,32 +739,32 @@
       if (inputT === 'checkbox' && inputIndeterminate(el)) node.checked = 'mixed';
       else if (inputChecked(el)) node.checked = true;
     } else if (CHECKABLE[role] === true) {
-      const c = ariaTri(el, 'aria-checked');
+      const c = ariaTri(attr, el, 'aria-checked');
       if (c !== undefined) node.checked = c;
     }
     if (widget && ((isHTML && FORM_TAGS[tag] === true && matches(el, ':disabled')) || aDisabled)) node.disabled = true;
-    const ex = getAttr(el, 'aria-expanded');
+    const ex = attr(el, 'aria-expanded');
     if (ex !== null) {
       const l = strLower(strTrim(ex));
       if (l === 'true') node.expanded = true; else if (l === 'false') node.expanded = false;
     } else if (isHTML && tag === 'summary' && role === 'button') {
       node.expanded = detailsOpen(parentElement(el));
     }
-    if (SELECTABLE[role] === true && isTrue(getAttr(el, 'aria-selected'))) node.selected = true;
+    if (SELECTABLE[role] === true && isTrue(attr(el, 'aria-selected'))) node.selected = true;
     if (role === 'button') {
-      const p = ariaTri(el, 'aria-pressed');
+      const p = ariaTri(attr, el, 'aria-pressed');
       if (p !== undefined) node.pressed = p;
     }
     if (widget) {
       const formCtl = isHTML && (tag === 'input' || tag === 'select' || tag === 'textarea');
-      if ((formCtl && hasAttr(el, 'required')) || isTrue(getAttr(el, 'aria-required'))) node.required = true;
-      const inv = getAttr(el, 'aria-invalid');
+      if ((formCtl && attr(el, 'required') !== null) || isTrue(attr(el, 'aria-required'))) node.required = true;
+      const inv = attr(el, 'aria-invalid');
       let invalid = inv !== null && inv !== '' && strLower(strTrim(inv)) !== 'false';
       if (!invalid && formCtl) { try { invalid = matches(el, ':user-invalid'); } catch (e) { invalid = false; } }
       if (invalid) node.invalid = true;
       if ((tag === 'textarea' && isHTML && textareaReadOnly(el)) ||
           (inputT !== '' && NO_VALUE_INPUTS[inputT] !== true && inputReadOnly(el)) ||
-          isTrue(getAttr(el, 'aria-readonly'))) node.readonly = true;
+          isTrue(attr(el, 'aria-readonly'))) node.readonly = true;
     }
   }
 
@@ -712,6 +841,7 @@
     }
     out[n] = { role: 'text', text: s };
   }
+  const lastIsText = (out) => out.length > 0 && out[out.length - 1].role === 'text';
   // A block boundary: the next text must not glue onto the previous one.
   function addBreak(out) {
     const n = out.length;
@@ -771,7 +901,8 @@
         if (hasRef(tmp)) for (let j = 0; j < tmp.length; j++) out[out.length] = tmp[j];
       } else if (t === 3 && (pf & P_VISIBLE) !== 0) {
         const s = collapse(charData(c));
-        if (s !== '') addText(out, s);
+        // (a lone space only separates; no need to ask whether it renders)
+        if (s !== '' && (s === ' ' || !skipsContent(el))) addText(out, s);
       }
     }
   }
@@ -795,21 +926,27 @@
     const visible = (st & ST_INVISIBLE) === 0;
     let cf = pf & (P_ADISABLED | P_MODAL_OK);
     if (visible) cf |= P_VISIBLE;
-    if ((st & ST_POINTER) !== 0) cf |= P_POINTER;
+    // Inside a native control a pointer cursor never marks a separate target,
+    // so its cursor need not even be read.
+    let pointer = false;
+    if (isHTML && (tag === 'button' || tag === 'input' || tag === 'select' || tag === 'textarea' ||
+        ((tag === 'a' || tag === 'area') && anyAttr && hasAttr(el, 'href')))) cf |= P_POINTER;
+    else if ((pointer = isPointer(el))) cf |= P_POINTER;
     if (tag === 'br') { if (visible) addBreak(out); return; }
     // visibility:hidden: the element itself is gone, but a descendant may set
     // visibility:visible again.
     if (!visible && !force) { walkChildren(el, out, depth + 1, cf, null); return; }
 
     const role = roleOf(el, tag, isHTML);
-    const pointerStart = (st & ST_POINTER) !== 0 && (pf & P_POINTER) === 0;
+    const pointerStart = pointer && (pf & P_POINTER) === 0;
     const interactive = force || isInteractive(el, tag, role, isHTML, anyAttr, pointerStart);
 
     if (!interactive && HOIST[role] === true) {
-      const block = (st & ST_BLOCK) !== 0;
-      if (block) addBreak(out);
+      // A block wrapper separates the text around it; display is only read
+      // when there is text to separate.
+      if (lastIsText(out) && isBlock(el)) addBreak(out);
       if (!(isHTML && LEAF_TAGS[tag] === true) && tag !== 'svg') walkChildren(el, out, depth + 1, cf, null);
-      if (block) addBreak(out);
+      if (lastIsText(out) && isBlock(el)) addBreak(out);
       return;
     }
 
@@ -817,7 +954,7 @@
       // Invisible frames (trackers, 0x0) are not worth expanding.
       const r = getRect(el);
       if (rectWidth(r) === 0 && rectHeight(r) === 0) return;
-      const name = cap(nameOf(el, role, tag, isHTML), MAX_NAME);
+      const name = cap(nameOf(el, role, tag, isHTML, false), MAX_NAME);
       const n = { role: 'iframe' };
       if (name) n.name = name;
       n.ref = refFor(el);
@@ -827,8 +964,11 @@
       return;
     }
 
-    const fullName = nameOf(el, role, tag, isHTML);
-    const nf = nameFrom, skipEl = nameSourceEl;
+    // A container named from its content loses that name when its children
+    // are kept (below), so that name is only computed when it can survive.
+    let fullName = nameOf(el, role, tag, isHTML, !interactive);
+    let nf = nameFrom;
+    const skipEl = nameSourceEl;
     const value = valueOf(el, tag, role, isHTML);
     let kids = [];
     if (isHTML && tag === 'select') selectKids(el, kids);
@@ -837,6 +977,16 @@
       finishText(kids);
     }
     const walkedKids = kids.length > 0;
+    if (nf === NF_DEFERRED) {
+      if (!walkedKids || allLeafy(kids) || (anyAttr && hasAttr(el, 'title'))) {
+        fullName = nameOf(el, role, tag, isHTML, false);
+        nf = nameFrom;
+      } else {
+        fullName = '';
+        nf = NF_NONE;
+      }
+    }
+    if (fullName === '' && interactive && NAME_FROM_CONTENT[role] === true) fullName = clean(pseudoText(el, [20]));
     let name = cap(fullName, MAX_NAME);
     if (walkedKids && name !== '') {
       const truncated = name !== fullName;
@@ -860,7 +1010,7 @@
     if (name !== '') node.name = name;
     if (interactive) node.ref = refFor(el);
     node.tag = tag;
-    addStates(node, el, tag, role, isHTML, (pf & P_ADISABLED) !== 0, interactive || INTERACTIVE[role] === true);
+    addStates(node, el, tag, role, isHTML, (pf & P_ADISABLED) !== 0, interactive || INTERACTIVE[role] === true, anyAttr);
     if (value !== '') node.value = value;
     if (isHTML && (tag === 'a' || tag === 'area') && role === 'link') {
       const u = tag === 'a' ? anchorHref(el) : areaHref(el);
@@ -877,7 +1027,7 @@
   function ancestorFlags(el) {
     let pf = P_VISIBLE | (modalEl ? 0 : P_MODAL_OK);
     const p = flatParent(el);
-    if (p && (styleInfo(p) & ST_POINTER) !== 0) pf |= P_POINTER;
+    if (p && isPointer(p)) pf |= P_POINTER;
     for (let a = el; a; a = flatParent(a)) {
       if (a === modalEl) pf |= P_MODAL_OK;
       if (a === el) continue;
@@ -888,9 +1038,11 @@
   }
 
   function snapshot(opts) {
-    const start = opts ? opts.nextRef : undefined;
+    // Own properties only: a page-defined Object.prototype.root must not steer us.
+    const own = (k) => (opts !== null && typeof opts === 'object' && hasOwn(opts, k) ? opts[k] : undefined);
+    const start = own('nextRef');
     nextRef = typeof start === 'number' && start >= 1 ? start - (start % 1) : 1;
-    const rootRef = opts ? opts.root : undefined;
+    const rootRef = own('root');
     const tree = [];
     beginPass();
     try {
@@ -907,7 +1059,7 @@
           if ((st & ST_HIDDEN) === 0) {
             let pf = modalEl ? 0 : P_MODAL_OK;
             if ((st & ST_INVISIBLE) === 0) pf |= P_VISIBLE;
-            if ((st & ST_POINTER) !== 0) pf |= P_POINTER;
+            if (isPointer(top)) pf |= P_POINTER;
             walkChildren(top, tree, 1, pf, null);
           }
         }
@@ -940,8 +1092,14 @@
     }
     return s + ']';
   }
+  // Native JSON.stringify is several times faster; it is used only while no
+  // toJSON can be reached from our plain objects and arrays.
+  const ObjectProto = Object.prototype, ArrayProto = Array.prototype, getProto = Object.getPrototypeOf;
+  const nativeJSONSafe = () => getOwnDesc(ObjectProto, 'toJSON') === undefined &&
+    getOwnDesc(ArrayProto, 'toJSON') === undefined && getProto(ArrayProto) === ObjectProto;
   function snapshotJSON(opts) {
     const r = snapshot(opts);
+    if (nativeJSONSafe()) return jsonQuote(r);
     return '{"nextRef":' + r.nextRef + ',"tree":' + nodesJSON(r.tree) +
       (r.error ? ',"error":' + jsonQuote(r.error) : '') + '}';
   }
@@ -953,7 +1111,7 @@
     try {
       const tag = localName(el), isHTML = namespaceURI(el) === HTML_NS;
       const role = roleOf(el, tag, isHTML);
-      return { role: HOIST[role] === true ? 'generic' : role, name: cap(nameOf(el, role, tag, isHTML), MAX_NAME), tag: tag };
+      return { role: HOIST[role] === true ? 'generic' : role, name: cap(nameOf(el, role, tag, isHTML, false), MAX_NAME), tag: tag };
     } finally {
       endPass();
     }

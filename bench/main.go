@@ -1,0 +1,350 @@
+// Command bench compares retrace with a peer browser MCP server
+// (@playwright/mcp, pinned) side by side: both are started over stdio and
+// driven by the same go-sdk client against the same generated pages, and the
+// figures are printed with the retrace/peer ratio for each.
+//
+//	go run ./bench [-runs 7] [-out docs/benchmarks.md]
+//
+// make bench runs it. It is not part of make test.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tiktoken-go/tokenizer"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/fixture"
+)
+
+// peerVersion is the pinned @playwright/mcp release measured against.
+const peerVersion = "0.0.83"
+
+func main() {
+	runs := flag.Int("runs", 7, "timed repetitions per figure (the median is reported)")
+	coldRuns := flag.Int("cold-runs", 3, "cold starts per server")
+	out := flag.String("out", "", "also write the report as Markdown to this file")
+	peerDir := flag.String("peer-dir", "", "where @playwright/mcp is installed (default: user cache dir)")
+	flag.Parse()
+	if err := run(*runs, *coldRuns, *out, *peerDir); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// server is one MCP server under test.
+type server struct {
+	name string
+	cmd  func() *exec.Cmd
+	// refArg is the argument name the server's click takes the ref in.
+	refArg string
+}
+
+// page is one benchmark page.
+type page struct {
+	name string
+	path string
+	// click names a button on the page whose click changes nothing.
+	click string
+}
+
+var pages = []page{
+	{"table 100 rows", "/table?rows=100", ""},
+	{"table 1,000 rows", "/table?rows=1000", `button "Edit"`},
+	{"table 5,000 rows", "/table?rows=5000", ""},
+	{"long form (200 fields)", "/long-form?fields=200", ""},
+	{"div soup (3,000 links)", "/soup?links=3000", ""},
+	{"nested iframes (same + cross origin, depth 3)", "/nested-frames?depth=3", ""},
+}
+
+// result holds one server's figures for one page.
+type result struct {
+	snapMs  float64
+	bytes   int
+	tokens  int
+	refs    int
+	clickMs float64
+}
+
+func run(runs, coldRuns int, out, peerDir string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	fx, err := fixture.Start(filepath.Join(root, "testdata", "pages"))
+	if err != nil {
+		return err
+	}
+	defer fx.Close()
+	chromium, err := browser.FindChromium("")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "retrace-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "retrace")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build retrace: %w", err)
+	}
+	peerCLI, err := installPeer(peerDir)
+	if err != nil {
+		return err
+	}
+	servers := []server{
+		{name: "retrace", refArg: "ref", cmd: func() *exec.Cmd { return exec.Command(bin, "--executable-path", chromium) }},
+		{name: "playwright-mcp " + peerVersion, cmd: func() *exec.Cmd {
+			return exec.Command("node", peerCLI, "--headless", "--isolated", "--executable-path", chromium, "--no-sandbox")
+		}},
+	}
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return err
+	}
+
+	results := map[string]map[string]result{}
+	cold := map[string]float64{}
+	peak := map[string]int64{}
+	for i := range servers {
+		s := &servers[i]
+		fmt.Fprintf(os.Stderr, "bench: %s: cold start ×%d\n", s.name, coldRuns)
+		var colds []float64
+		for r := 0; r < coldRuns; r++ {
+			ms, err := coldStart(s, fx.Page("form.html"))
+			if err != nil {
+				return fmt.Errorf("%s cold start: %w", s.name, err)
+			}
+			colds = append(colds, ms)
+		}
+		cold[s.name] = median(colds)
+		res, pk, err := measure(s, fx, runs, enc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		results[s.name] = res
+		peak[s.name] = pk
+	}
+	report := render(servers, results, cold, peak, runs, chromium)
+	fmt.Print(report)
+	if out != "" {
+		return writeReport(out, report)
+	}
+	return nil
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run bench inside the retrace module")
+		}
+		dir = parent
+	}
+}
+
+// installPeer installs the pinned peer from npm into a cache directory
+// (once) and returns the path of its CLI.
+func installPeer(dir string) (string, error) {
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		dir = filepath.Join(cache, "retrace", "peers", "playwright-mcp-"+peerVersion)
+	}
+	cli := filepath.Join(dir, "node_modules", "@playwright", "mcp", "cli.js")
+	if _, err := os.Stat(cli); err == nil {
+		return cli, nil
+	}
+	fmt.Fprintf(os.Stderr, "bench: installing @playwright/mcp@%s into %s\n", peerVersion, dir)
+	npm := exec.Command("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, "@playwright/mcp@"+peerVersion)
+	npm.Stderr = os.Stderr
+	if err := npm.Run(); err != nil {
+		return "", fmt.Errorf("npm install @playwright/mcp@%s: %w", peerVersion, err)
+	}
+	return cli, nil
+}
+
+func connectServer(s *server) (*mcp.ClientSession, *exec.Cmd, error) {
+	cmd := s.cmd()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "retrace-bench", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, cmd, nil
+}
+
+func call(cs *mcp.ClientSession, tool string, args map[string]any) (string, time.Duration, error) {
+	start := time.Now()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	d := time.Since(start)
+	if err != nil {
+		return "", d, err
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		return text.String(), d, fmt.Errorf("%s failed: %s", tool, firstLines(text.String(), 5))
+	}
+	return text.String(), d, nil
+}
+
+// coldStart times spawn → initialize → navigate → first snapshot.
+func coldStart(s *server, url string) (float64, error) {
+	start := time.Now()
+	cs, _, err := connectServer(s)
+	if err != nil {
+		return 0, err
+	}
+	defer cs.Close()
+	if _, _, err := call(cs, "browser_navigate", map[string]any{"url": url}); err != nil {
+		return 0, err
+	}
+	if _, _, err := call(cs, "browser_snapshot", map[string]any{}); err != nil {
+		return 0, err
+	}
+	return float64(time.Since(start).Microseconds()) / 1000, nil
+}
+
+var refRe = regexp.MustCompile(`\[ref=[a-z0-9]+\]`)
+
+// measure runs every page against one server process, sampling the memory
+// of its process tree throughout.
+func measure(s *server, fx *fixture.Server, runs int, enc tokenizer.Codec) (map[string]result, int64, error) {
+	cs, cmd, err := connectServer(s)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer cs.Close()
+	rss := sampleRSS(cmd.Process.Pid, 100*time.Millisecond)
+	if s.refArg == "" {
+		s.refArg = clickRefArg(cs)
+	}
+	out := map[string]result{}
+	for _, p := range pages {
+		fmt.Fprintf(os.Stderr, "bench: %s: %s\n", s.name, p.name)
+		if _, _, err := call(cs, "browser_navigate", map[string]any{"url": fx.URL + p.path}); err != nil {
+			return nil, 0, err
+		}
+		var r result
+		var times []float64
+		var text string
+		for i := 0; i <= runs; i++ { // the first run warms up and is not counted
+			t, d, err := call(cs, "browser_snapshot", map[string]any{})
+			if err != nil {
+				return nil, 0, err
+			}
+			if i > 0 {
+				times = append(times, float64(d.Microseconds())/1000)
+			}
+			text = t
+		}
+		r.snapMs = median(times)
+		r.bytes = len(text)
+		ids, _, _ := enc.Encode(text)
+		r.tokens = len(ids)
+		r.refs = len(refRe.FindAllString(text, -1))
+		if p.click != "" {
+			ref := refAfter(text, p.click)
+			if ref == "" {
+				return nil, 0, fmt.Errorf("no %s on %s", p.click, p.name)
+			}
+			var clicks []float64
+			for i := 0; i <= runs; i++ {
+				_, d, err := call(cs, "browser_click", map[string]any{s.refArg: ref, "element": "Edit button"})
+				if err != nil {
+					return nil, 0, err
+				}
+				if i > 0 {
+					clicks = append(clicks, float64(d.Microseconds())/1000)
+				}
+			}
+			r.clickMs = median(clicks)
+		}
+		out[p.name] = r
+	}
+	return out, rss.Peak(), nil
+}
+
+// clickRefArg finds the argument of browser_click that takes the ref: "ref"
+// in older releases of the peer, "target" in newer ones.
+func clickRefArg(cs *mcp.ClientSession) string {
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		return "ref"
+	}
+	for _, t := range tools.Tools {
+		if t.Name != "browser_click" {
+			continue
+		}
+		if m, ok := t.InputSchema.(map[string]any); ok {
+			if props, ok := m["properties"].(map[string]any); ok {
+				if _, ok := props["target"]; ok {
+					return "target"
+				}
+			}
+		}
+	}
+	return "ref"
+}
+
+// refAfter returns the first ref on the first line containing what.
+func refAfter(text, what string) string {
+	for _, line := range strings.Split(text, "\n") {
+		i := strings.Index(line, what)
+		if i < 0 {
+			continue
+		}
+		if m := refRe.FindString(line[i:]); m != "" {
+			return strings.TrimSuffix(strings.TrimPrefix(m, "[ref="), "]")
+		}
+	}
+	return ""
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, " / ")
+}
