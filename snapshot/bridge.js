@@ -924,6 +924,7 @@
     const st = styleInfo(el);
     if ((st & ST_HIDDEN) !== 0) return;
     const visible = (st & ST_INVISIBLE) === 0;
+    if (tag === 'br') { if (visible) addBreak(out); return; }
     let cf = pf & (P_ADISABLED | P_MODAL_OK);
     if (visible) cf |= P_VISIBLE;
     // Inside a native control a pointer cursor never marks a separate target,
@@ -932,7 +933,6 @@
     if (isHTML && (tag === 'button' || tag === 'input' || tag === 'select' || tag === 'textarea' ||
         ((tag === 'a' || tag === 'area') && anyAttr && hasAttr(el, 'href')))) cf |= P_POINTER;
     else if ((pointer = isPointer(el))) cf |= P_POINTER;
-    if (tag === 'br') { if (visible) addBreak(out); return; }
     // visibility:hidden: the element itself is gone, but a descendant may set
     // visibility:visible again.
     if (!visible && !force) { walkChildren(el, out, depth + 1, cf, null); return; }
