@@ -109,7 +109,9 @@ func run(runs, coldRuns int, out, peerDir string) error {
 	servers := []server{
 		{name: "retrace", refArg: "ref", cmd: func() *exec.Cmd { return exec.Command(bin, "--executable-path", chromium) }},
 		{name: "playwright-mcp " + peerVersion, cmd: func() *exec.Cmd {
-			return exec.Command("node", peerCLI, "--headless", "--isolated", "--executable-path", chromium, "--no-sandbox")
+			c := exec.Command("node", peerCLI, "--headless", "--isolated", "--executable-path", chromium, "--no-sandbox")
+			c.Dir = tmp // it writes snapshot files into its working directory
+			return c
 		}},
 	}
 	enc, err := tokenizer.Get(tokenizer.O200kBase)
