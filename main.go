@@ -158,6 +158,7 @@ func serve(o options) error {
 		Logger:            logger,
 	})
 	defer mgr.Close()
+	mgr.Prewarm()
 	// Say at start what is missing; tool calls will say it again.
 	if _, err := browser.Locate(o.driverDir, o.executablePath); err != nil && o.cdpEndpoint == "" {
 		if e, ok := llmerr.As(err); ok {

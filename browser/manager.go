@@ -124,11 +124,31 @@ func (m *Manager) ReleaseContext(c playwright.BrowserContext) {
 	}
 }
 
+// Prewarm starts the Playwright driver in the background, so the first tool
+// call only waits for Chromium. Chromium itself still starts on first use.
+// A failure is logged and retried by the first call, which reports it.
+func (m *Manager) Prewarm() {
+	go func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if err := m.startDriverLocked(); err != nil {
+			m.opts.Logger.Info("driver not started ahead of use", "err", err)
+		}
+	}()
+}
+
 func (m *Manager) startLocked() error {
 	if m.browser != nil && m.browser.IsConnected() {
 		return nil
 	}
 	m.browser = nil
+	if err := m.startDriverLocked(); err != nil {
+		return err
+	}
+	return m.launchLocked()
+}
+
+func (m *Manager) startDriverLocked() error {
 	if m.pw == nil {
 		paths, err := Locate(m.opts.DriverDir, m.opts.ExecutablePath)
 		if err != nil && !(m.opts.CDPEndpoint != "" && isChromiumMissing(err)) {
@@ -155,8 +175,14 @@ func (m *Manager) startLocked() error {
 		}
 		m.opts.Logger.Info("playwright driver started", "ms", time.Since(start).Milliseconds())
 		m.pw = pw
-		m.opts.ExecutablePath = paths.Chromium
+		if paths.Chromium != "" {
+			m.opts.ExecutablePath = paths.Chromium
+		}
 	}
+	return nil
+}
+
+func (m *Manager) launchLocked() error {
 	start := time.Now()
 	var b playwright.Browser
 	var err error

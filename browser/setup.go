@@ -186,6 +186,9 @@ func Install(ctx context.Context, dir string, w io.Writer) error {
 	if err := linkNode(dir, w); err != nil {
 		return err
 	}
+	if err := addVersionFastPath(dir); err != nil {
+		return err
+	}
 	p, err := FindChromium("")
 	if err != nil {
 		e, _ := llmerr.As(err)
@@ -252,6 +255,32 @@ func linkNode(dir string, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "driver: using Node.js at %s\n", node)
 	return nil
+}
+
+// versionShim answers `cli.js --version` without loading the driver.
+// playwright-go runs that check before every start, and loading the whole
+// driver for it cost about 300 ms of every cold start. Anything else goes to
+// Playwright's own CLI, unchanged.
+const versionShim = `#!/usr/bin/env node
+// Installed by retrace: see browser/setup.go (versionShim).
+if (process.argv.length === 3 && process.argv[2] === '--version') {
+  process.stdout.write('Version ' + require('./package.json').version + '\n');
+} else {
+  require('./cli-playwright.js');
+}
+`
+
+// addVersionFastPath moves Playwright's cli.js aside and puts the shim in
+// its place. It is idempotent.
+func addVersionFastPath(dir string) error {
+	cli := filepath.Join(dir, "package", "cli.js")
+	orig := filepath.Join(dir, "package", "cli-playwright.js")
+	if _, err := os.Stat(orig); err != nil {
+		if err := os.Rename(cli, orig); err != nil {
+			return fmt.Errorf("driver: %w", err)
+		}
+	}
+	return os.WriteFile(cli, []byte(versionShim), 0o644)
 }
 
 func lastLine(s string) string {

@@ -54,3 +54,19 @@ func TestLocateFindsInstalledParts(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionFastPathIsIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "package"), 0o755)
+	os.WriteFile(filepath.Join(dir, "package", "cli.js"), []byte("playwright's cli"), 0o644)
+	for i := 0; i < 2; i++ {
+		if err := addVersionFastPath(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orig, _ := os.ReadFile(filepath.Join(dir, "package", "cli-playwright.js"))
+	shim, _ := os.ReadFile(filepath.Join(dir, "package", "cli.js"))
+	if string(orig) != "playwright's cli" || !strings.Contains(string(shim), "cli-playwright.js") {
+		t.Errorf("after two installs: cli-playwright.js=%q cli.js=%q", orig, shim)
+	}
+}
