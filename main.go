@@ -50,6 +50,7 @@ type options struct {
 	timeoutAction     int
 	timeoutNavigation int
 	errorStyle        string
+	snapshotBudget    int
 	dialog            string
 	logFile           string
 	driverDir         string
@@ -76,6 +77,7 @@ func run(args []string) error {
 	fs.StringVar(&o.userAgent, "user-agent", "", "user agent string")
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
 	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 60000, "navigation timeout in milliseconds")
+	fs.IntVar(&o.snapshotBudget, "snapshot-budget", 50000, "default size budget of browser_snapshot, in characters of tree (0: no limit)")
 	fs.StringVar(&o.errorStyle, "error-style", "recovery", "error rendering: recovery (plans) or plain (one line, a baseline)")
 	fs.StringVar(&o.dialog, "dialog", "dismiss", "how JavaScript dialogs are answered: accept or dismiss (beforeunload is always accepted)")
 	fs.StringVar(&o.logFile, "log-file", "", "write logs to this file instead of stderr")
@@ -165,7 +167,11 @@ func serve(o options) error {
 			logger.Warn("browser setup incomplete; tool calls will fail until fixed", "cause", e.Cause, "fix", e.Details["fix"])
 		}
 	}
-	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger}, mgr)
+	if o.snapshotBudget < 0 {
+		return errors.New("--snapshot-budget must be 0 (no limit) or a positive number of characters")
+	}
+	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger,
+		SnapshotBudget: o.snapshotBudget}, mgr)
 	defer srv.Close()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

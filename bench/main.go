@@ -107,7 +107,7 @@ func run(runs, coldRuns int, out, peerDir string) error {
 		return err
 	}
 	servers := []server{
-		{name: "retrace", refArg: "ref", cmd: func() *exec.Cmd { return exec.Command(bin, "--executable-path", chromium) }},
+		{name: "retrace", refArg: "ref", cmd: func() *exec.Cmd { return exec.Command(bin, "--executable-path", chromium, "--snapshot-budget", "0") }},
 		{name: "playwright-mcp " + peerVersion, cmd: func() *exec.Cmd {
 			c := exec.Command("node", peerCLI, "--headless", "--isolated", "--executable-path", chromium, "--no-sandbox")
 			c.Dir = tmp // it writes snapshot files into its working directory

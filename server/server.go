@@ -29,9 +29,12 @@ type Config struct {
 	// ActionTimeout and NavigationTimeout override the manager's, when set.
 	ActionTimeout     time.Duration
 	NavigationTimeout time.Duration
-	ErrorStyle        llmerr.Style
-	DialogPolicy      browser.DialogPolicy
-	Logger            *slog.Logger
+	// SnapshotBudget is the default size budget of browser_snapshot, in
+	// characters of tree; 0 means no limit.
+	SnapshotBudget int
+	ErrorStyle     llmerr.Style
+	DialogPolicy   browser.DialogPolicy
+	Logger         *slog.Logger
 }
 
 // Server is one retrace MCP server. Every MCP session (one per stdio

@@ -30,7 +30,12 @@ func (s *session) role(name string) *role {
 	defer s.mu.Unlock()
 	r, ok := s.roles[name]
 	if !ok {
-		r = &role{name: name, srv: s.srv, reg: refs.New(), eng: snapshot.NewEngine()}
+		eng := snapshot.NewEngine()
+		// A snapshot answers within the action timeout: the walk gets 60%
+		// of it, the wait for a busy page's answer the rest.
+		eng.WalkBudget = s.srv.cfg.ActionTimeout * 3 / 5
+		eng.AnswerGrace = s.srv.cfg.ActionTimeout * 2 / 5
+		r = &role{name: name, srv: s.srv, reg: refs.New(), eng: eng}
 		s.roles[name] = r
 	}
 	return r
@@ -71,27 +76,39 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 	}
 	if r.bctx == nil || r.tab == nil || r.tab.Closed() {
 		r.closeLocked()
-		bctx, err := r.srv.browsers.NewContext("")
-		if err != nil {
+		if err := r.openContext(); err != nil {
 			return nil, err
 		}
-		r.bctx = bctx
 	}
 	page, err := r.bctx.NewPage()
 	if err != nil {
 		// The context died with its browser; start over once.
 		r.closeLocked()
-		bctx, cerr := r.srv.browsers.NewContext("")
-		if cerr != nil {
-			return nil, cerr
+		if err := r.openContext(); err != nil {
+			return nil, err
 		}
-		r.bctx = bctx
-		if page, err = bctx.NewPage(); err != nil {
+		if page, err = r.bctx.NewPage(); err != nil {
 			return nil, err
 		}
 	}
 	r.tab = browser.NewTab(page, r.srv.cfg.DialogPolicy)
 	return r.tab, nil
+}
+
+// openContext creates the role's browser context with the snapshot bridge
+// installed at every document start.
+func (r *role) openContext() error {
+	bctx, err := r.srv.browsers.NewContext("")
+	if err != nil {
+		return err
+	}
+	script := r.eng.InitScript()
+	if err := bctx.AddInitScript(playwright.Script{Content: &script}); err != nil {
+		r.srv.browsers.ReleaseContext(bctx)
+		return err
+	}
+	r.bctx = bctx
+	return nil
 }
 
 // closeLocked closes the role's context; its refs become stale. Call with mu

@@ -2,23 +2,92 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/snapshot"
 )
 
-type snapshotArgs struct{}
+type snapshotArgs struct {
+	Ref    string `json:"ref,omitempty" jsonschema:"Snapshot only this element's subtree (an iframe's ref gives its content)"`
+	Budget *int   `json:"budget,omitempty" jsonschema:"Maximum characters of tree to return; 0 means no limit (default set by --snapshot-budget)"`
+	Offset int    `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
+}
+
+type findArgs struct {
+	Text  string `json:"text,omitempty" jsonschema:"Part of the element's name, value or text (case-insensitive)"`
+	Role  string `json:"role,omitempty" jsonschema:"Exact role, like button, link, textbox, checkbox, row"`
+	Name  string `json:"name,omitempty" jsonschema:"Part of the accessible name (case-insensitive)"`
+	Limit int    `json:"limit,omitempty" jsonschema:"Maximum matches to return (default 20)"`
+}
 
 func (s *Server) addSnapshotTools() {
 	addTool(s, &mcp.Tool{
 		Name:        "browser_snapshot",
-		Description: "Read the current page as a compact accessibility tree. Every element you can act on carries a ref like e12; pass it to browser_click or browser_type. Iframes are expanded inline.",
+		Description: "Read the current page as a compact accessibility tree. Every element you can act on carries a ref like e12; pass it to browser_click or browser_type. Iframes are expanded inline. Large pages are cut at a size budget; the text says how to read on.",
 		Annotations: &mcp.ToolAnnotations{Title: "Page snapshot", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.snapshot)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_find",
+		Description: "Find elements on the current page by text, role or name, without reading the whole tree. Returns each match with its ref and the line of its container.",
+		Annotations: &mcp.ToolAnnotations{Title: "Find elements", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.find)
 }
 
-func (s *Server) snapshot(ctx context.Context, c *call, _ snapshotArgs) (*result, error) {
+func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*result, error) {
+	budget := s.cfg.SnapshotBudget
+	if in.Budget != nil {
+		budget = *in.Budget
+	}
+	if budget < 0 || in.Offset < 0 {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: "budget and offset cannot be negative.",
+			Cause:   fmt.Sprintf("got budget=%d, offset=%d", budget, in.Offset),
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "without them, or with positive values")}}
+	}
+	r := c.sess.role(defaultRole)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tab, err := r.ensureTab()
+	if err != nil {
+		return nil, err
+	}
+	var snap *snapshot.Snapshot
+	if in.Ref != "" {
+		rec, lerr := r.reg.Lookup(in.Ref)
+		if lerr != nil {
+			return nil, lerr
+		}
+		snap, err = r.eng.CaptureSubtree(tab.Page, r.reg, rec)
+	} else {
+		snap, err = r.eng.Capture(tab.Page, r.reg)
+	}
+	if err != nil {
+		return nil, snapshotError(c.tool, tab.Page.URL(), err)
+	}
+	text := snap.Render(snapshot.View{Budget: budget, Offset: in.Offset})
+	var extra strings.Builder
+	for _, d := range tab.TakeDialogs() {
+		extra.WriteString("\nDialog: " + d.String())
+	}
+	return &result{text: text + extra.String()}, nil
+}
+
+func (s *Server) find(ctx context.Context, c *call, in findArgs) (*result, error) {
+	if in.Text == "" && in.Role == "" && in.Name == "" {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: "browser_find needs at least one of text, role or name.",
+			Cause:   "all three were empty",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "for example", llmerr.A("role", "button"), llmerr.A("name", "Save"))}}
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = 20
+	}
 	r := c.sess.role(defaultRole)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -28,12 +97,63 @@ func (s *Server) snapshot(ctx context.Context, c *call, _ snapshotArgs) (*result
 	}
 	snap, err := r.eng.Capture(tab.Page, r.reg)
 	if err != nil {
-		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: tab.Page.URL()})
+		return nil, snapshotError(c.tool, tab.Page.URL(), err)
 	}
-	text := snap.Text()
-	var extra []byte
-	for _, d := range tab.TakeDialogs() {
-		extra = append(extra, "\nDialog: "+d.String()...)
+	matches, total := snap.Find(snapshot.Query{Text: in.Text, Role: in.Role, Name: in.Name}, limit)
+	var b strings.Builder
+	what := describeQuery(in)
+	if total == 0 {
+		fmt.Fprintf(&b, "No element matches %s on %s.\nTry a shorter text, another role, or browser_snapshot() to read the page.", what, snap.URL)
+		return &result{text: b.String()}, nil
 	}
-	return &result{text: text + string(extra)}, nil
+	fmt.Fprintf(&b, "%d match%s for %s on %s:\n", total, plural(total, "es"), what, snap.URL)
+	for _, m := range matches {
+		b.WriteString("- " + m.Line)
+		if m.Context != "" {
+			b.WriteString("  (in: " + m.Context + ")")
+		}
+		b.WriteString("\n")
+	}
+	if total > len(matches) {
+		fmt.Fprintf(&b, "[%d more not shown: narrow the search with role= or name=, or raise limit=.]\n", total-len(matches))
+	}
+	if snap.Cut {
+		b.WriteString("[The page is too large to search in time; matches past the point where time ran out are missing.]\n")
+	}
+	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+func describeQuery(in findArgs) string {
+	var parts []string
+	if in.Text != "" {
+		parts = append(parts, fmt.Sprintf("text=%q", in.Text))
+	}
+	if in.Role != "" {
+		parts = append(parts, fmt.Sprintf("role=%q", in.Role))
+	}
+	if in.Name != "" {
+		parts = append(parts, fmt.Sprintf("name=%q", in.Name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, suffix string) string {
+	if n == 1 {
+		return ""
+	}
+	return suffix
+}
+
+// snapshotError explains a snapshot that could not be taken.
+func snapshotError(tool, url string, err error) error {
+	if errors.Is(err, snapshot.ErrPageBusy) {
+		return &llmerr.Error{Code: llmerr.ActionTimeout, Tool: tool, URL: url, Err: err,
+			Message: "The page did not answer the snapshot in time.",
+			Cause:   "its main thread is busy (a script that does not yield) or the page is enormous",
+			Actions: []llmerr.Action{
+				llmerr.Call("browser_find", "search for what you need instead of reading everything", llmerr.A("text", "...")),
+				llmerr.Call("browser_navigate", "reload the page if it stays stuck", llmerr.A("url", url)),
+			}}
+	}
+	return llmerr.Classify(err, llmerr.Situation{Tool: tool, URL: url})
 }

@@ -23,6 +23,8 @@
   const doc = document;
   const FnProto = Function.prototype;
   const uncurry = FnProto.bind.bind(FnProto.call);
+  const perfNow = typeof performance === 'object' && typeof performance.now === 'function'
+    ? uncurry(FnProto.bind)(performance.now, performance) : () => 0;
   const getOwnDesc = Object.getOwnPropertyDescriptor;
   const objectKeys = Object.keys;
   const hasOwn = uncurry(Object.prototype.hasOwnProperty);
@@ -185,6 +187,10 @@
   const refOf = new WeakMapC();   // Element -> "eN"
   const refTarget = new MapC();   // "eN" -> WeakRef(Element)
   let nextRef = 1;
+  // Time budget of one snapshot(): past the deadline the walk stops and the
+  // result says it was cut, so a huge page answers in time instead of
+  // holding the page's main thread (and the server) hostage.
+  let deadline = 0, visits = 0, cut = false;
   let styleCache = null, roleCache = null; // Map(Element -> style flags / role)
   let csCache = null;                      // Map(Element -> CSSStyleDeclaration)
   let labelIndex = null;                   // Map(root -> Map(id -> label[]))
@@ -562,7 +568,8 @@
       // A hidden label does not name (as in Chromium); inside a wrapping
       // label the control itself is skipped.
       if (hiddenForName(lab)) continue;
-      const s = clean(contentText(lab, el, false, false, 0));
+      // The label's own name (aria-label first), as accname computes it.
+      const s = clean(textAlt(lab, el, false, false, 0, true));
       if (s) out = out ? out + ' ' + s : s;
     }
     return out;
@@ -908,6 +915,7 @@
   }
 
   function walkElement(el, out, depth, pf, force) {
+    if (cut || (deadline !== 0 && (++visits & 127) === 0 && perfNow() > deadline)) { cut = true; return; }
     const tag = localName(el);
     if (SKIP_TAGS[tag] === true) return;
     if ((pf & P_MODAL_OK) === 0) {
@@ -1043,6 +1051,10 @@
     const start = own('nextRef');
     nextRef = typeof start === 'number' && start >= 1 ? start - (start % 1) : 1;
     const rootRef = own('root');
+    const ms = own('timeBudgetMs');
+    deadline = typeof ms === 'number' && ms > 0 ? perfNow() + ms : 0;
+    visits = 0;
+    cut = false;
     const tree = [];
     beginPass();
     try {
@@ -1068,7 +1080,7 @@
     } finally {
       endPass();
     }
-    return { nextRef: nextRef, tree: tree };
+    return cut ? { nextRef: nextRef, tree: tree, cut: true } : { nextRef: nextRef, tree: tree };
   }
 
   // ---- JSON -------------------------------------------------------------------
@@ -1101,7 +1113,7 @@
     const r = snapshot(opts);
     if (nativeJSONSafe()) return jsonQuote(r);
     return '{"nextRef":' + r.nextRef + ',"tree":' + nodesJSON(r.tree) +
-      (r.error ? ',"error":' + jsonQuote(r.error) : '') + '}';
+      (r.error ? ',"error":' + jsonQuote(r.error) : '') + (r.cut ? ',"cut":true' : '') + '}';
   }
 
   function info(ref) {

@@ -1,10 +1,13 @@
 package snapshot
 
 import (
+	"crypto/rand"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +42,14 @@ type Engine struct {
 	// FrameTimeout bounds reading one child frame, so a hung frame cannot
 	// stall a snapshot.
 	FrameTimeout time.Duration
+	// WalkBudget bounds the bridge's walk of one document; past it the walk
+	// stops and the snapshot says it was cut. AnswerGrace is how much longer
+	// the Go side waits for an answer before declaring the page busy.
+	WalkBudget  time.Duration
+	AnswerGrace time.Duration
+
+	// key names the window property where InitScript leaves the bridge.
+	key string
 
 	mu      sync.Mutex
 	nextDoc refs.DocID
@@ -48,7 +59,10 @@ type Engine struct {
 
 // NewEngine returns an engine with no bridges installed.
 func NewEngine() *Engine {
-	return &Engine{FrameTimeout: 3 * time.Second, docs: map[refs.DocID]*doc{},
+	var k [12]byte
+	_, _ = rand.Read(k[:])
+	return &Engine{key: "__retrace_" + hex.EncodeToString(k[:]), FrameTimeout: 3 * time.Second, WalkBudget: 4 * time.Second, AnswerGrace: 2 * time.Second,
+		docs:    map[refs.DocID]*doc{},
 		current: map[playwright.Frame]*doc{}}
 }
 
@@ -60,20 +74,46 @@ type Snapshot struct {
 	Tree   []*Node
 	// Refs lists every ref in the snapshot, all frames included.
 	Refs []refs.Record
+	// Cut is set when a frame's walk ran out of its time budget: the tree
+	// holds what was read until then.
+	Cut bool
+	// Root is the ref whose subtree this is, or empty for the whole page.
+	Root string
 }
+
+// ErrPageBusy means the page did not answer the bridge in time (its main
+// thread is busy, or it is enormous).
+var ErrPageBusy = errors.New("the page did not answer in time")
 
 // Capture snapshots page (all frames) and records its refs in reg.
 func (e *Engine) Capture(page playwright.Page, reg *refs.Registry) (*Snapshot, error) {
-	snap := &Snapshot{Number: reg.BeginSnapshot()}
+	return e.capture(page, reg, page.MainFrame(), true, "")
+}
+
+// CaptureSubtree snapshots only the element rec points to (an iframe's
+// content included), after resolving it like an action would.
+func (e *Engine) CaptureSubtree(page playwright.Page, reg *refs.Registry, rec refs.Record) (*Snapshot, error) {
+	if _, err := e.Resolve(rec); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	d := e.docs[rec.Doc]
+	e.mu.Unlock()
+	return e.capture(page, reg, d.frame, d.main, rec.Ref)
+}
+
+func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwright.Frame, main bool, root string) (*Snapshot, error) {
+	snap := &Snapshot{Number: reg.BeginSnapshot(), Root: root}
 	next := reg.Next()
-	main := page.MainFrame()
-	tree, next, recs, err := e.captureFrame(main, next, 0, true)
+	cut := false
+	tree, next, recs, err := e.captureFrame(frame, next, 0, main, root, &cut)
 	if err != nil {
 		return nil, err
 	}
 	snap.Tree = tree
 	snap.Refs = recs
-	snap.URL = main.URL()
+	snap.Cut = cut
+	snap.URL = frame.URL()
 	if t, err := page.Title(); err == nil {
 		snap.Title = t
 	}
@@ -85,10 +125,21 @@ func (e *Engine) Capture(page playwright.Page, reg *refs.Registry) (*Snapshot, e
 // decodes faster than Playwright's serialisation of a large object.
 const snapshotJS = `(b, a) => b.snapshotJSON(a)`
 
-func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool) ([]*Node, int, []refs.Record, error) {
+func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool, root string, cut *bool) ([]*Node, int, []refs.Record, error) {
 	var res bridgeResult
+	budget := e.WalkBudget
+	if depth > 0 {
+		// A child frame must finish its walk before expandFrame gives up.
+		budget = min(budget, e.FrameTimeout*2/3)
+	}
+	arg := map[string]any{"nextRef": next, "timeBudgetMs": budget.Milliseconds()}
+	if root != "" {
+		arg["root"] = root
+	}
 	d, err := e.call(frame, main, func(d *doc) error {
-		out, err := d.handle.Evaluate(snapshotJS, map[string]any{"nextRef": next})
+		out, err := withTimeout(budget+e.AnswerGrace, func() (any, error) {
+			return d.handle.Evaluate(snapshotJS, arg)
+		})
 		if err != nil {
 			return err
 		}
@@ -100,6 +151,12 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 	})
 	if err != nil {
 		return nil, next, nil, err
+	}
+	if res.Error != "" {
+		return nil, next, nil, fmt.Errorf("the element of ref %s is %s", root, res.Error)
+	}
+	if res.Cut {
+		*cut = true
 	}
 	next = res.NextRef
 	url := frame.URL()
@@ -115,7 +172,7 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 				if depth+1 > maxFrameDepth {
 					n.FrameError = fmt.Sprintf("frames nested deeper than %d are not expanded", maxFrameDepth)
 				} else {
-					next, recs = e.expandFrame(d, n, next, depth, recs)
+					next, recs = e.expandFrame(d, n, next, depth, recs, cut)
 				}
 				continue
 			}
@@ -126,9 +183,37 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 	return res.Tree, next, recs, nil
 }
 
+// withTimeout runs f, giving up after d. Playwright calls take no context,
+// so a page whose main thread never yields would otherwise hang the caller;
+// the abandoned call finishes (or fails) on its own later.
+func withTimeout(d time.Duration, f func() (any, error)) (any, error) {
+	type out struct {
+		v   any
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- out{err: fmt.Errorf("internal error in a browser call: %v", p)}
+			}
+		}()
+		v, err := f()
+		ch <- out{v, err}
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case o := <-ch:
+		return o.v, o.err
+	case <-t.C:
+		return nil, fmt.Errorf("%w (no answer within %s)", ErrPageBusy, d)
+	}
+}
+
 // expandFrame reads the child frame of iframe node n inline. A failure is
 // recorded on the node; it never fails the whole snapshot.
-func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.Record) (int, []refs.Record) {
+func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.Record, cut *bool) (int, []refs.Record) {
 	type out struct {
 		tree []*Node
 		next int
@@ -150,7 +235,11 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 			ch <- out{err: err}
 			return
 		}
-		tree, nx, rs, err := e.captureFrame(child, next, depth+1, false)
+		childCut := false
+		tree, nx, rs, err := e.captureFrame(child, next, depth+1, false, "", &childCut)
+		if childCut {
+			tree = append(tree, &Node{Role: "text", Text: "… (this frame's snapshot was cut: it is too large to read in time)"})
+		}
 		ch <- out{tree, nx, rs, child.URL(), err}
 	}()
 	timer := time.NewTimer(e.FrameTimeout)
@@ -176,7 +265,7 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 // bridge no longer has it connected. It evaluates through the frame because
 // playwright-go's JSHandle.EvaluateHandle panics on element results.
 func elementOf(d *doc, ref string) (playwright.ElementHandle, error) {
-	h, err := d.frame.EvaluateHandle(`([b, ref]) => b.element(ref)`, []any{d.handle, ref})
+	h, err := d.frame.EvaluateHandle(`({b, ref}) => b.element(ref)`, map[string]any{"b": d.handle, "ref": ref})
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +312,17 @@ func (e *Engine) call(frame playwright.Frame, main bool, f func(*doc) error) (*d
 	}
 }
 
+// InitScript returns the script to add to the role's browser context. It
+// builds the bridge at document start, before any page script runs, so the
+// built-ins it captures are the real ones even on a page that replaces them.
+// The bridge is left, frozen, on a non-enumerable window property with an
+// unguessable name; frames that predate the script get the bridge injected
+// later instead.
+func (e *Engine) InitScript() string {
+	return "(() => { try { Object.defineProperty(window, " + strconv.Quote(e.key) +
+		", { value: Object.freeze((" + bridgeSource + ")()), enumerable: false, configurable: false, writable: false }); } catch (e) {} })();"
+}
+
 func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 	e.mu.Lock()
 	d := e.current[frame]
@@ -230,9 +330,20 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 	if d != nil {
 		return d, nil
 	}
-	h, err := frame.EvaluateHandle(bridgeSource)
+	// Adopt the bridge the init script left; frames that predate the script
+	// get one now (Playwright's evaluation, which no page CSP blocks).
+	v, err := withTimeout(e.WalkBudget+e.AnswerGrace, func() (any, error) {
+		if has, err := frame.Evaluate(`k => Object.prototype.hasOwnProperty.call(window, k)`, e.key); err == nil && has == true {
+			return frame.EvaluateHandle(`k => window[k]`, e.key)
+		}
+		return frame.EvaluateHandle(bridgeSource)
+	})
 	if err != nil {
 		return nil, err
+	}
+	h, ok := v.(playwright.JSHandle)
+	if !ok || h == nil {
+		return nil, errors.New("the frame returned no bridge")
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

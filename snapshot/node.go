@@ -40,4 +40,5 @@ type bridgeResult struct {
 	NextRef int     `json:"nextRef"`
 	Tree    []*Node `json:"tree"`
 	Error   string  `json:"error,omitempty"`
+	Cut     bool    `json:"cut,omitempty"`
 }

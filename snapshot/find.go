@@ -1,0 +1,95 @@
+package snapshot
+
+import (
+	"strings"
+)
+
+// Query selects elements of a snapshot. Empty fields match anything; at
+// least one should be set.
+type Query struct {
+	// Text matches, case-insensitively, part of an element's name, value,
+	// placeholder or text.
+	Text string
+	// Role matches the role exactly (case-insensitively).
+	Role string
+	// Name matches part of the accessible name (case-insensitively).
+	Name string
+}
+
+// Match is one element found, with the line of its enclosing element.
+type Match struct {
+	Line    string
+	Context string
+}
+
+// Find returns the nodes matching q in document order, and how many there
+// are in all when more than limit matched.
+func (s *Snapshot) Find(q Query, limit int) ([]Match, int) {
+	text, name, role := strings.ToLower(q.Text), strings.ToLower(q.Name), strings.ToLower(q.Role)
+	var out []Match
+	total := 0
+	var walk func(nodes []*Node, ctx *Node)
+	walk = func(nodes []*Node, ctx *Node) {
+		for _, n := range nodes {
+			if matches(n, text, name, role) {
+				total++
+				if len(out) < limit {
+					m := Match{Line: lineOf(n)}
+					if ctx != nil {
+						m.Context = lineOf(ctx)
+					}
+					out = append(out, m)
+				}
+			}
+			// The context of the children is the nearest enclosing node that
+			// says something on its line: a bare cell or list item does not.
+			next := ctx
+			if n.Name != "" || n.Ref != "" || (n.Role == "row" && simpleRow(n)) || n.Frame ||
+				(len(n.Children) == 1 && n.Children[0].Role == "text") {
+				next = n
+			}
+			walk(n.Children, next)
+		}
+	}
+	walk(s.Tree, nil)
+	return out, total
+}
+
+func matches(n *Node, text, name, role string) bool {
+	if role != "" && strings.ToLower(n.Role) != role {
+		return false
+	}
+	if name != "" && !strings.Contains(strings.ToLower(n.Name), name) {
+		return false
+	}
+	if text != "" {
+		hay := n.Name + "\x00" + n.Text + "\x00" + n.Placeholder
+		if n.Value != nil {
+			hay += "\x00" + *n.Value
+		}
+		if !strings.Contains(strings.ToLower(hay), text) {
+			return false
+		}
+	}
+	return text != "" || name != "" || role != ""
+}
+
+// lineOf renders one node as its single snapshot line, children inlined only
+// where the tree would inline them (table rows, lone text).
+func lineOf(n *Node) string {
+	var b strings.Builder
+	renderNode(&b, &Node{Role: n.Role, Name: n.Name, Ref: n.Ref, Text: n.Text, Level: n.Level,
+		Checked: n.Checked, Disabled: n.Disabled, Expanded: n.Expanded, Selected: n.Selected,
+		Pressed: n.Pressed, Required: n.Required, Invalid: n.Invalid, Readonly: n.Readonly,
+		Value: n.Value, Placeholder: n.Placeholder, Frame: n.Frame, FrameError: n.FrameError,
+		Children: inlineOnly(n)}, 0)
+	return short(strings.TrimPrefix(strings.SplitN(b.String(), "\n", 2)[0], "- "))
+}
+
+// inlineOnly keeps the children that render on the node's own line.
+func inlineOnly(n *Node) []*Node {
+	if (n.Role == "row" && simpleRow(n)) || (len(n.Children) == 1 && n.Children[0].Role == "text") {
+		return n.Children
+	}
+	return nil
+}
