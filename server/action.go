@@ -74,22 +74,12 @@ func (r *role) resolve(ref string) (*target, error) {
 }
 
 func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*result, error) {
-	r := c.sess.role(defaultRole)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, err := r.resolve(in.Ref)
-	if err != nil {
-		return nil, err
-	}
-	before := pageState(t.tab)
-	mark := t.tab.Mark()
-	timeout := s.cfg.ActionTimeout
-	err = t.el.Click(playwright.ElementHandleClickOptions{Timeout: playwright.Float(float64(timeout.Milliseconds()))})
-	if err != nil {
-		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(),
-			URL: before.url, Timeout: timeout})
-	}
-	return s.report(ctx, t, before, mark, fmt.Sprintf("Clicked %s.", describe(t.rec, in.Element))), nil
+	return s.act(ctx, c, in.Ref, func(t *target, timeout *float64) (string, error) {
+		if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: timeout}); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Clicked %s.", describe(t.rec, in.Element)), nil
+	})
 }
 
 func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*result, error) {
@@ -100,26 +90,38 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*result, e
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "with a shorter text", llmerr.A("ref", in.Ref), llmerr.A("text", "…"))},
 		}
 	}
-	r := c.sess.role(defaultRole)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, err := r.resolve(in.Ref)
+	return s.act(ctx, c, in.Ref, func(t *target, timeout *float64) (string, error) {
+		if err := t.el.Fill(in.Text, playwright.ElementHandleFillOptions{Timeout: timeout}); err != nil {
+			return "", err
+		}
+		what := fmt.Sprintf("Typed %d characters into %s.", utf8.RuneCountInString(in.Text), describe(t.rec, in.Element))
+		if in.Submit {
+			if err := t.el.Press("Enter", playwright.ElementHandlePressOptions{Timeout: timeout}); err != nil {
+				return "", err
+			}
+			what += " Pressed Enter."
+		}
+		return what, nil
+	})
+}
+
+// act is the shape of every element action: take the role's lock, resolve
+// the ref, run do on the element within the action timeout, classify a
+// failure, then wait for the page to settle and report what changed.
+func (s *Server) act(ctx context.Context, c *call, ref string, do func(t *target, timeout *float64) (string, error)) (*result, error) {
+	r, unlock := c.lockRole()
+	defer unlock()
+	t, err := r.resolve(ref)
 	if err != nil {
 		return nil, err
 	}
 	before := pageState(t.tab)
 	mark := t.tab.Mark()
 	timeout := s.cfg.ActionTimeout
-	sit := llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: before.url, Timeout: timeout}
-	if err := t.el.Fill(in.Text, playwright.ElementHandleFillOptions{Timeout: playwright.Float(float64(timeout.Milliseconds()))}); err != nil {
-		return nil, llmerr.Classify(err, sit)
-	}
-	what := fmt.Sprintf("Typed %d characters into %s.", utf8.RuneCountInString(in.Text), describe(t.rec, in.Element))
-	if in.Submit {
-		if err := t.el.Press("Enter", playwright.ElementHandlePressOptions{Timeout: playwright.Float(float64(timeout.Milliseconds()))}); err != nil {
-			return nil, llmerr.Classify(err, sit)
-		}
-		what += " Pressed Enter."
+	what, err := do(t, playwright.Float(float64(timeout.Milliseconds())))
+	if err != nil {
+		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: ref, Element: t.rec.Element(),
+			URL: before.url, Timeout: timeout})
 	}
 	return s.report(ctx, t, before, mark, what), nil
 }

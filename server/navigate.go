@@ -40,9 +40,8 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 	if err != nil {
 		return nil, err
 	}
-	r := c.sess.role(defaultRole)
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r, unlock := c.lockRole()
+	defer unlock()
 	tab, err := r.ensureTab()
 	if err != nil {
 		return nil, err
@@ -130,9 +129,8 @@ func normalizeURL(raw string) (string, error) {
 }
 
 func (s *Server) closeBrowser(ctx context.Context, c *call, _ closeArgs) (*result, error) {
-	r := c.sess.role(defaultRole)
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r, unlock := c.lockRole()
+	defer unlock()
 	if !r.closeLocked() {
 		return &result{text: "The browser was not open. The next browser call opens a fresh one."}, nil
 	}

@@ -52,6 +52,16 @@ func (s *session) close() {
 	}
 }
 
+// lockRole takes the lock of the role the call acts in (the default role
+// until roles arrive) and returns it with the unlock to defer. Every tool
+// that touches the browser goes through here, so calls in one role never
+// interleave.
+func (c *call) lockRole() (*role, func()) {
+	r := c.sess.role(defaultRole)
+	r.mu.Lock()
+	return r, r.mu.Unlock
+}
+
 // role is one signed-in user: its own browser context, page, refs and
 // snapshot engine. Calls in one role run one at a time (mu); different roles
 // run in parallel.

@@ -49,9 +49,8 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*resul
 			Cause:   fmt.Sprintf("got budget=%d, offset=%d", budget, in.Offset),
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "without them, or with positive values")}}
 	}
-	r := c.sess.role(defaultRole)
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r, unlock := c.lockRole()
+	defer unlock()
 	tab, err := r.ensureTab()
 	if err != nil {
 		return nil, err
@@ -88,9 +87,8 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*result, error
 	if limit <= 0 {
 		limit = 20
 	}
-	r := c.sess.role(defaultRole)
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r, unlock := c.lockRole()
+	defer unlock()
 	tab, err := r.ensureTab()
 	if err != nil {
 		return nil, err
