@@ -158,6 +158,7 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 	if res.Cut {
 		*cut = true
 	}
+	res.Tree = compact(res.Tree)
 	next = res.NextRef
 	url := frame.URL()
 	var recs []refs.Record

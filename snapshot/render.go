@@ -59,6 +59,18 @@ func renderNode(b *strings.Builder, n *Node, depth int) {
 			inlineCell(b, c)
 		}
 		b.WriteString("\n")
+	case allOptions(n.Children):
+		// A native select's options read best on its own line.
+		b.WriteString(" [options: ")
+		for i, o := range n.Children {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Quote(o.Name))
+			flag(b, "selected", o.Selected && n.Role != "combobox")
+			flag(b, "disabled", o.Disabled)
+		}
+		b.WriteString("]\n")
 	case len(n.Children) == 1 && n.Children[0].Role == "text":
 		b.WriteString(": ")
 		b.WriteString(oneLine(n.Children[0].Text))
@@ -69,6 +81,20 @@ func renderNode(b *strings.Builder, n *Node, depth int) {
 	default:
 		b.WriteString("\n")
 	}
+}
+
+// allOptions reports whether nodes are plain options (no refs, no
+// children): the options of a native select.
+func allOptions(nodes []*Node) bool {
+	if len(nodes) == 0 {
+		return false
+	}
+	for _, o := range nodes {
+		if o.Role != "option" || o.Ref != "" || len(o.Children) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // head writes role "name" [state] [ref=eN] and the current value.

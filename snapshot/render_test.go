@@ -6,6 +6,7 @@ import (
 
 func TestRender(t *testing.T) {
 	val := "ada@example.com"
+	med := "Medium"
 	no := false
 	s := &Snapshot{URL: "http://a/", Title: "T", Tree: []*Node{
 		{Role: "heading", Name: "Items", Level: 2},
@@ -26,6 +27,10 @@ func TestRender(t *testing.T) {
 			}},
 		}},
 		{Role: "listitem", Children: []*Node{{Role: "text", Text: "one\n  line"}}},
+		{Role: "combobox", Name: "Size", Ref: "e10", Value: &med, Children: []*Node{
+			{Role: "option", Name: "Small"}, {Role: "option", Name: "Medium", Selected: true}, {Role: "option", Name: "Huge", Disabled: true}}},
+		{Role: "listbox", Name: "Tags", Ref: "e11", Children: []*Node{
+			{Role: "option", Name: "a", Selected: true}, {Role: "option", Name: "b"}}},
 		{Role: "iframe", Name: "Ads", Ref: "e7", Frame: true, FrameError: "the frame did not answer within 3s"},
 	}}
 	want := `URL: http://a/
@@ -44,7 +49,34 @@ Title: T
       - text: a
       - button "b" [ref=e6]
 - listitem: one line
+- combobox "Size" [ref=e10]: "Medium" [options: "Small", "Medium", "Huge" [disabled]]
+- listbox "Tags" [ref=e11] [options: "a" [selected], "b"]
 - iframe "Ads" [ref=e7] (not shown: the frame did not answer within 3s)`
+	if got := s.Text(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestCompact(t *testing.T) {
+	tree := compact([]*Node{
+		{Role: "text", Text: "Email"},
+		{Role: "textbox", Name: "Email", Ref: "e1"},
+		{Role: "paragraph", Children: []*Node{
+			{Role: "checkbox", Name: "Remember me", Ref: "e2"},
+			{Role: "text", Text: "Remember me"},
+		}},
+		{Role: "paragraph", Children: []*Node{{Role: "text", Text: "Plain words stay"}}},
+		{Role: "text", Text: "Total"},
+		{Role: "heading", Name: "Total", Level: 2}, // not a control: its text stays
+	})
+	s := &Snapshot{Tree: tree}
+	want := `URL: 
+Title: 
+- textbox "Email" [ref=e1]
+- checkbox "Remember me" [ref=e2]
+- paragraph: Plain words stay
+- text: Total
+- heading "Total" [level=2]`
 	if got := s.Text(); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
