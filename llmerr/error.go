@@ -51,6 +51,11 @@ func (a Action) Call() string {
 		}
 		switch v := arg.Value.(type) {
 		case string:
+			// Long values (typed text) are shortened in the text; the
+			// structured form keeps them whole.
+			if r := []rune(v); len(r) > 120 {
+				v = string(r[:120]) + "…"
+			}
 			s += fmt.Sprintf("%s=%q", arg.Name, v)
 		default:
 			s += fmt.Sprintf("%s=%v", arg.Name, v)

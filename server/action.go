@@ -12,6 +12,7 @@ import (
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
+	"github.com/retrace-dev/retrace/snapshot"
 )
 
 type clickArgs struct {
@@ -74,7 +75,7 @@ func (r *role) resolve(ref string) (*target, error) {
 }
 
 func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*result, error) {
-	return s.act(ctx, c, in.Ref, func(t *target, timeout *float64) (string, error) {
+	return s.act(ctx, c, in.Ref, nil, func(t *target, timeout *float64) (string, error) {
 		if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: timeout}); err != nil {
 			return "", err
 		}
@@ -90,7 +91,11 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*result, e
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "with a shorter text", llmerr.A("ref", in.Ref), llmerr.A("text", "…"))},
 		}
 	}
-	return s.act(ctx, c, in.Ref, func(t *target, timeout *float64) (string, error) {
+	retry := []llmerr.Arg{llmerr.A("text", in.Text)}
+	if in.Submit {
+		retry = append(retry, llmerr.A("submit", true))
+	}
+	return s.act(ctx, c, in.Ref, retry, func(t *target, timeout *float64) (string, error) {
 		if err := t.el.Fill(in.Text, playwright.ElementHandleFillOptions{Timeout: timeout}); err != nil {
 			return "", err
 		}
@@ -108,12 +113,14 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*result, e
 // act is the shape of every element action: take the role's lock, resolve
 // the ref, run do on the element within the action timeout, classify a
 // failure, then wait for the page to settle and report what changed.
-func (s *Server) act(ctx context.Context, c *call, ref string, do func(t *target, timeout *float64) (string, error)) (*result, error) {
+// retryArgs are the call's arguments besides ref, for a retry on another
+// element.
+func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmerr.Arg, do func(t *target, timeout *float64) (string, error)) (*result, error) {
 	r, unlock := c.lockRole()
 	defer unlock()
 	t, err := r.resolve(ref)
 	if err != nil {
-		return nil, err
+		return nil, r.withCandidates(err, c.tool, retryArgs)
 	}
 	before := pageState(t.tab)
 	mark := t.tab.Mark()
@@ -124,6 +131,48 @@ func (s *Server) act(ctx context.Context, c *call, ref string, do func(t *target
 			URL: before.url, Timeout: timeout})
 	}
 	return s.report(ctx, t, before, mark, what), nil
+}
+
+// withCandidates adds to a stale-ref error where the element is now: when
+// the page has exactly one element with the same role and name, the first
+// step is the same call on it; with a few, each is named with its context.
+func (r *role) withCandidates(err error, tool string, retryArgs []llmerr.Arg) error {
+	e, ok := llmerr.As(err)
+	if !ok || (e.Code != llmerr.StaleRef && e.Code != llmerr.FrameDetached) || e.Element == nil || e.Element.Name == "" {
+		return err
+	}
+	if r.tab == nil || r.tab.Closed() {
+		return err
+	}
+	snap, cerr := r.eng.Capture(r.tab.Page, r.reg)
+	if cerr != nil {
+		return err
+	}
+	same := snap.Same(e.Element.Role, e.Element.Name)
+	if len(same) == 0 {
+		return err
+	}
+	retry := func(m snapshot.Match, why string) llmerr.Action {
+		return llmerr.Action{Tool: tool, Why: why, Args: append([]llmerr.Arg{llmerr.A("ref", m.Ref)}, retryArgs...)}
+	}
+	if len(same) == 1 {
+		e.Cause += fmt.Sprintf("; the page now has one %s, as %s", e.Element, same[0].Ref)
+		e.Actions = []llmerr.Action{retry(same[0], fmt.Sprintf("the %s on the page now", e.Element))}
+		e.Note = "Retrying with the old ref will not help; the new ref above is the same element as the page shows it now."
+		return e
+	}
+	e.Cause += fmt.Sprintf("; the page now has %d elements named %s", len(same), e.Element)
+	var acts []llmerr.Action
+	for _, m := range same[:min(3, len(same))] {
+		why := "if it is the one"
+		if m.Context != "" {
+			why = "if it is the one in: " + m.Context
+		}
+		acts = append(acts, retry(m, why))
+	}
+	e.Actions = append(acts, llmerr.Call("browser_snapshot", "to see them all in place"))
+	e.Note = "Retrying with the old ref will not help: pick the new ref of the element you meant."
+	return e
 }
 
 // describe names the element for a result line: role "name" [ref=eN].

@@ -85,13 +85,15 @@ func TestStaleRefAfterRerender(t *testing.T) {
 
 	// The old ref must be rejected, never applied to the new, identical button.
 	r := c.fail("browser_click", map[string]any{"ref": save}, llmerr.StaleRef)
-	mustContain(t, r.Text, save, `button "Save"`, "left the DOM", "browser_snapshot()")
+	mustContain(t, r.Text, save, `button "Save"`, "left the DOM")
 	snap2 := c.ok("browser_snapshot", nil)
 	mustContain(t, snap2, "Saved 0 times")
 	save2 := refOf(t, snap2, `button "Save"`)
 	if save2 == save {
 		t.Fatalf("the re-rendered button got the old ref %s", save)
 	}
+	// The error names the new button, so the agent can retry in one call.
+	mustContain(t, r.Text, `1. browser_click(ref="`+save2+`")`)
 	c.ok("browser_click", map[string]any{"ref": save2})
 	mustContain(t, c.ok("browser_snapshot", nil), "Saved 1 times")
 }
@@ -218,4 +220,27 @@ func TestBeforeUnloadDoesNotTrap(t *testing.T) {
 	c.ok("browser_type", map[string]any{"ref": refOf(t, snap, `textbox "Note"`), "text": "unsaved"})
 	res := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `link "Leave this page"`)})
 	mustContain(t, res, "beforeunload dialog", "was accepted", "Page navigated:", "nav.html")
+}
+
+func TestStaleRefNamesCandidates(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/table?rows=20"})
+	snap := c.ok("browser_snapshot", nil)
+	edit := refOf(t, snap, `button "Edit"`)
+	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/table?rows=20"})
+	// 20 buttons named Edit: the plan names three, each with its row.
+	r := c.fail("browser_click", map[string]any{"ref": edit, "element": "first Edit"}, llmerr.StaleRef)
+	mustContain(t, r.Text, "the page now has 20 elements named button \"Edit\"",
+		`1. browser_click(ref="`, `if it is the one in: row: link "Item 1"`, `3. browser_click(ref="`, "4. browser_snapshot()")
+	// Typing keeps its text in the retry step.
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	snap = c.ok("browser_snapshot", nil)
+	email := refOf(t, snap, `textbox "Email"`)
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	r = c.fail("browser_type", map[string]any{"ref": email, "text": "ada@example.com"}, llmerr.StaleRef)
+	mustContain(t, r.Text, "the page reloaded", `1. browser_type(ref="`, `text="ada@example.com"`)
+	// Following the plan literally succeeds.
+	step := r.Structured["actions"].([]any)[0].(map[string]any)
+	c.ok(step["tool"].(string), step["args"].(map[string]any))
+	mustContain(t, c.ok("browser_snapshot", nil), `textbox "Email" [required] [ref=`, `"ada@example.com"`)
 }

@@ -18,6 +18,7 @@ type Query struct {
 
 // Match is one element found, with the line of its enclosing element.
 type Match struct {
+	Ref     string
 	Line    string
 	Context string
 }
@@ -34,7 +35,7 @@ func (s *Snapshot) Find(q Query, limit int) ([]Match, int) {
 			if matches(n, text, name, role) {
 				total++
 				if len(out) < limit {
-					m := Match{Line: lineOf(n)}
+					m := Match{Ref: n.Ref, Line: lineOf(n)}
 					if ctx != nil {
 						m.Context = lineOf(ctx)
 					}
@@ -44,8 +45,7 @@ func (s *Snapshot) Find(q Query, limit int) ([]Match, int) {
 			// The context of the children is the nearest enclosing node that
 			// says something on its line: a bare cell or list item does not.
 			next := ctx
-			if n.Name != "" || n.Ref != "" || (n.Role == "row" && simpleRow(n)) || n.Frame ||
-				(len(n.Children) == 1 && n.Children[0].Role == "text") {
+			if says(n) {
 				next = n
 			}
 			walk(n.Children, next)
@@ -53,6 +53,38 @@ func (s *Snapshot) Find(q Query, limit int) ([]Match, int) {
 	}
 	walk(s.Tree, nil)
 	return out, total
+}
+
+// Same returns the elements with a ref whose role and name are exactly
+// role and name: where a stale ref's element may be now.
+func (s *Snapshot) Same(role, name string) []Match {
+	var out []Match
+	var walk func(nodes []*Node, ctx *Node)
+	walk = func(nodes []*Node, ctx *Node) {
+		for _, n := range nodes {
+			if n.Ref != "" && n.Role == role && n.Name == name {
+				m := Match{Ref: n.Ref, Line: lineOf(n)}
+				if ctx != nil {
+					m.Context = lineOf(ctx)
+				}
+				out = append(out, m)
+			}
+			next := ctx
+			if says(n) {
+				next = n
+			}
+			walk(n.Children, next)
+		}
+	}
+	walk(s.Tree, nil)
+	return out
+}
+
+// says reports whether a node's own line says something, so it can serve as
+// the context of what it contains (a bare cell or list item does not).
+func says(n *Node) bool {
+	return n.Name != "" || n.Ref != "" || (n.Role == "row" && simpleRow(n)) || n.Frame ||
+		(len(n.Children) == 1 && n.Children[0].Role == "text")
 }
 
 func matches(n *Node, text, name, role string) bool {
