@@ -25,6 +25,7 @@ const (
 	EvaluationFailed       Code = "EVALUATION_FAILED"
 	SetupRequired          Code = "SETUP_REQUIRED"
 	InternalError          Code = "INTERNAL_ERROR"
+	OriginBlocked          Code = "ORIGIN_BLOCKED"
 )
 
 // Category groups codes by where the fault lies.
@@ -56,6 +57,11 @@ type Entry struct {
 	SessionValid bool
 	// NoRetryReason is said in words when Retryable is false.
 	NoRetryReason string
+	// Steps are the recovery steps used when the site that creates the
+	// error has no better ones.
+	Steps []Action
+	// About says when the code is used, for docs/errors.md.
+	About string
 }
 
 // catalogue is the single source of truth for the codes. It is never mutated.
@@ -118,6 +124,42 @@ var catalogue = map[Code]Entry{
 		Category: CategoryInternal, Title: "Internal error",
 		Retryable: true, SessionValid: true,
 	},
+	OriginBlocked: {
+		Category: CategoryPolicy, Title: "Origin blocked",
+		SessionValid: true,
+		NoRetryReason: "Retrying will fail the same way: the server's origin policy forbids it.",
+	},
+}
+
+// snapshotStep is the step most plans start from.
+var snapshotStep = Action{Tool: "browser_snapshot", Why: "see the page as it is now and get fresh refs"}
+
+func init() {
+	// Default steps and descriptions, kept beside the entries they belong to.
+	about := map[Code]struct {
+		about string
+		steps []Action
+	}{
+		UnknownRef:             {"A ref that this session never issued: invented, mistyped, from another session, or a CSS selector or text given as a ref.", []Action{snapshotStep}},
+		StaleRef:               {"A ref that was issued but no longer points to anything: its element left the DOM, or its document navigated or reloaded. Where the page now has the same element, the plan names its new ref.", []Action{snapshotStep}},
+		FrameDetached:          {"A ref inside an iframe that has been removed or replaced.", []Action{snapshotStep}},
+		NavigationFailed:       {"A load that failed at the network level (net::ERR_...): refused, DNS, TLS, aborted.", []Action{{Tool: "browser_navigate", Args: []Arg{A("url", "<a corrected URL>")}, Why: "after checking scheme, host and port"}}},
+		NavigationTimeout:      {"A load that did not reach DOMContentLoaded within --timeout-navigation.", []Action{snapshotStep, {Tool: "browser_navigate", Args: []Arg{A("url", "<the same URL>")}, Why: "retry once if the page is still empty"}}},
+		ElementNotInteractable: {"The element exists but cannot take the action: hidden, disabled, covered by another element, not editable.", []Action{snapshotStep}},
+		ActionTimeout:          {"The action, or the page's answer, did not come within --timeout-action.", []Action{snapshotStep}},
+		InvalidParams:          {"Arguments that do not fit the tool: missing, wrong type, unknown, out of range, malformed URL, text too long. The plan lists the expected arguments.", nil},
+		BrowserClosed:          {"The browser or page closed, crashed or was killed during the call. The next call starts a fresh browser.", []Action{{Tool: "browser_navigate", Args: []Arg{A("url", "<the page you were on>")}, Why: "a fresh browser opens"}}},
+		PageCrashed:            {"The page's renderer crashed. The tab is replaced on the next call.", []Action{{Tool: "browser_navigate", Args: []Arg{A("url", "<the page you were on>")}, Why: "load it again in a fresh page"}}},
+		EvaluationFailed:       {"A script run in the page threw.", []Action{snapshotStep}},
+		SetupRequired:          {"The Playwright driver, Node.js or Chromium is missing on the machine. A person must install it; the message names the command.", nil},
+		InternalError:          {"Anything unclassified, including a bug in retrace (a panic is caught and reported here). The raw message is in details.", []Action{snapshotStep}},
+		OriginBlocked:          {"A URL whose origin --blocked-origins lists, or that --allowed-origins does not list.", nil},
+	}
+	for code, a := range about {
+		e := catalogue[code]
+		e.About, e.Steps = a.about, a.steps
+		catalogue[code] = e
+	}
 }
 
 // Lookup returns the catalogue entry of code. Unknown codes get the
@@ -137,6 +179,6 @@ func Codes() []Code {
 	return []Code{
 		UnknownRef, StaleRef, FrameDetached, NavigationFailed, NavigationTimeout,
 		ElementNotInteractable, ActionTimeout, InvalidParams, BrowserClosed,
-		PageCrashed, EvaluationFailed, SetupRequired, InternalError,
+		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked,
 	}
 }

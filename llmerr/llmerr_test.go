@@ -2,7 +2,9 @@ package llmerr
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +93,27 @@ func TestClassify(t *testing.T) {
 	orig := &Error{Code: UnknownRef, Message: "x"}
 	if got := Classify(fmt.Errorf("wrap: %w", orig), Situation{}); got != orig {
 		t.Errorf("Classify rewrapped a catalogued error: %+v", got)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite docs/errors.md")
+
+func TestErrorsDoc(t *testing.T) {
+	const path = "../docs/errors.md"
+	got := Markdown()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil || string(want) != got {
+		t.Errorf("docs/errors.md is out of date with the catalogue; run: go test ./llmerr -run TestErrorsDoc -update")
+	}
+	for _, c := range Codes() {
+		if _, ok := Examples()[c]; !ok {
+			t.Errorf("%s has no example", c)
+		}
 	}
 }

@@ -61,9 +61,9 @@ func (e *Error) Text(style Style) string {
 	if len(e.OtherCauses) > 0 {
 		fmt.Fprintf(&b, "Other possible causes: %s\n", strings.Join(e.OtherCauses, "; "))
 	}
-	if len(e.Actions) > 0 {
+	if actions := e.steps(); len(actions) > 0 {
 		b.WriteString("Action Required:\n")
-		for i, a := range e.Actions {
+		for i, a := range actions {
 			fmt.Fprintf(&b, "%d. %s", i+1, a.Call())
 			if a.Why != "" {
 				fmt.Fprintf(&b, " — %s", a.Why)
@@ -79,6 +79,14 @@ func (e *Error) Text(style Style) string {
 		b.WriteString("\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// steps returns the error's own recovery steps, or the catalogue's.
+func (e *Error) steps() []Action {
+	if len(e.Actions) > 0 {
+		return e.Actions
+	}
+	return e.Entry().Steps
 }
 
 // Structured is the machine-readable form of an error, sent as
@@ -114,7 +122,7 @@ func (e *Error) Structured() Structured {
 		Actions:         []StructuredAction{},
 		Details:         map[string]any{},
 	}
-	for _, a := range e.Actions {
+	for _, a := range e.steps() {
 		args := map[string]any{}
 		for _, arg := range a.Args {
 			args[arg.Name] = arg.Value

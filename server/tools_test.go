@@ -95,3 +95,35 @@ func TestToolSnaps(t *testing.T) {
 		}
 	}
 }
+
+// TestCataloguePlansNameRealTools checks the plans of docs/errors.md and the
+// catalogue's default steps against the tools this server lists.
+func TestCataloguePlansNameRealTools(t *testing.T) {
+	c := connect(t, Config{})
+	res, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, tool := range res.Tools {
+		listed[tool.Name] = true
+	}
+	args := c.srv.ToolArgs()
+	check := func(where string, acts []llmerr.StructuredAction) {
+		for _, a := range acts {
+			if !listed[a.Tool] {
+				t.Errorf("%s names %s, which tools/list does not have", where, a.Tool)
+				continue
+			}
+			for arg := range a.Args {
+				if !args[a.Tool][arg] {
+					t.Errorf("%s passes %s to %s, which does not take it", where, arg, a.Tool)
+				}
+			}
+		}
+	}
+	for code, e := range llmerr.Examples() {
+		check("example of "+string(code), e.Structured().Actions)
+		check("default steps of "+string(code), (&llmerr.Error{Code: code}).Structured().Actions)
+	}
+}
