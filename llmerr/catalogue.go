@@ -126,7 +126,7 @@ var catalogue = map[Code]Entry{
 	},
 	OriginBlocked: {
 		Category: CategoryPolicy, Title: "Origin blocked",
-		SessionValid: true,
+		SessionValid:  true,
 		NoRetryReason: "Retrying will fail the same way: the server's origin policy forbids it.",
 	},
 }

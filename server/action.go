@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -127,8 +128,12 @@ func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmer
 	timeout := s.cfg.ActionTimeout
 	what, err := do(t, playwright.Float(float64(timeout.Milliseconds())))
 	if err != nil {
-		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: ref, Element: t.rec.Element(),
+		e := llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: ref, Element: t.rec.Element(),
 			URL: before.url, Timeout: timeout})
+		if e.Code == llmerr.ActionTimeout || e.Code == llmerr.ElementNotInteractable {
+			r.diagnose(e, t, c.tool, retryArgs)
+		}
+		return nil, e
 	}
 	return s.report(ctx, t, before, mark, what), nil
 }
@@ -173,6 +178,73 @@ func (r *role) withCandidates(err error, tool string, retryArgs []llmerr.Arg) er
 	e.Actions = append(acts, llmerr.Call("browser_snapshot", "to see them all in place"))
 	e.Note = "Retrying with the old ref will not help: pick the new ref of the element you meant."
 	return e
+}
+
+// diagnose looks at the element after a failed action and says what was in
+// the way, from what the page shows now rather than from the driver's
+// message: hidden, disabled, or covered by another element.
+func (r *role) diagnose(e *llmerr.Error, t *target, tool string, retryArgs []llmerr.Arg) {
+	notInteractable := func(cause string) {
+		e.Code = llmerr.ElementNotInteractable
+		e.Message = fmt.Sprintf("Could not act on %s: %s.", describe(t.rec, ""), cause)
+		e.Cause = cause
+	}
+	if v, err := t.el.IsVisible(); err == nil && !v {
+		notInteractable("the element is hidden")
+		e.Actions = []llmerr.Action{llmerr.Call("browser_snapshot", "find what shows it (a tab, a menu, a toggle) and act on that first")}
+		return
+	}
+	if en, err := t.el.IsEnabled(); err == nil && !en {
+		notInteractable("the element is disabled")
+		e.Actions = []llmerr.Action{llmerr.Call("browser_snapshot", "see which field or step enables it (a required field, a checkbox), then retry")}
+		return
+	}
+	if cov, err := r.eng.Cover(t.rec); err == nil && cov != nil {
+		notInteractable("another element covers it")
+		r.explainCover(e, t.rec, tool, retryArgs)
+	}
+}
+
+// dismissWords are the names of the controls that close an overlay.
+var dismissWords = regexp.MustCompile(`(?i)\b(close|dismiss|accept|agree|got it|ok|okay|no thanks|reject|decline|continue|skip)\b|^[×✕xX]$`)
+
+// explainCover names what covers the element and the way out of it: the
+// overlay's close (or accept) control as step 1, the original call as step 2.
+func (r *role) explainCover(e *llmerr.Error, rec refs.Record, tool string, retryArgs []llmerr.Arg) {
+	// A snapshot first, so the overlay's controls have refs.
+	if _, err := r.eng.Capture(r.tab.Page, r.reg); err != nil {
+		return
+	}
+	cov, err := r.eng.Cover(rec)
+	if err != nil || cov == nil {
+		return
+	}
+	what := "<" + cov.Tag
+	if cov.ID != "" {
+		what += " id=\"" + cov.ID + "\""
+	}
+	what += ">"
+	if cov.Role != "" && cov.Role != "generic" {
+		what += fmt.Sprintf(" (%s %q)", cov.Role, cov.Name)
+	}
+	e.Cause = "another element covers it: " + what
+	retry := llmerr.Action{Tool: tool, Why: "then retry the original action",
+		Args: append([]llmerr.Arg{llmerr.A("ref", rec.Ref)}, retryArgs...)}
+	for _, k := range cov.Refs {
+		if dismissWords.MatchString(k.Name) && (k.Role == "button" || k.Role == "link") {
+			e.Actions = []llmerr.Action{
+				llmerr.Call("browser_click", fmt.Sprintf("close the covering element with its %s %q", k.Role, k.Name), llmerr.A("ref", k.Ref)),
+				retry,
+			}
+			e.Details["coveredBy"] = what
+			return
+		}
+	}
+	e.Actions = []llmerr.Action{
+		llmerr.Call("browser_snapshot", "find how to close "+what),
+		retry,
+	}
+	e.Details["coveredBy"] = what
 }
 
 // describe names the element for a result line: role "name" [ref=eN].

@@ -69,6 +69,9 @@
   const shadowHost = getterOf(ShadowRoot.prototype, 'host');
   const assignedNodes = methodOf(protoOf('HTMLSlotElement'), 'assignedNodes');
   const docById = methodOf(Document.prototype, 'getElementById');
+  const fromPoint = methodOf(Document.prototype, 'elementFromPoint');
+  const nodeContains = methodOf(NodeP, 'contains');
+  const rectLeft = getterOf(DOMRectReadOnly.prototype, 'left'), rectTop = getterOf(DOMRectReadOnly.prototype, 'top');
   const fragById = methodOf(DocumentFragment.prototype, 'getElementById');
   const docQuery = methodOf(Document.prototype, 'querySelector');
   const docBody = getterOf(Document.prototype, 'body'), docElement = getterOf(Document.prototype, 'documentElement');
@@ -1118,7 +1121,9 @@
 
   function info(ref) {
     const el = element(ref);
-    if (!el) return null;
+    return el ? describeEl(el) : null;
+  }
+  function describeEl(el) {
     beginPass();
     try {
       const tag = localName(el), isHTML = namespaceURI(el) === HTML_NS;
@@ -1129,5 +1134,39 @@
     }
   }
 
-  return { snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info };
+  // What covers the element of ref at its centre: the outermost element on
+  // top that does not contain it (an overlay, a modal, a banner), with the
+  // refs of what inside it can be acted on, so an error can name the way
+  // out. Refs exist for elements a snapshot has seen.
+  function cover(ref) {
+    const el = element(ref);
+    if (!el) return null;
+    const r = getRect(el);
+    const top = fromPoint(doc, rectLeft(r) + rectWidth(r) / 2, rectTop(r) + rectHeight(r) / 2);
+    if (!top || top === el || nodeContains(el, top)) return null;
+    let c = top;
+    for (let p = parentElement(c); p && !nodeContains(p, el) && p !== docBody(doc); p = parentElement(p)) c = p;
+    const out = { tag: localName(c), id: getAttr(c, 'id') || '', refs: [] };
+    // Name the overlay by itself, or by the dialog just inside it.
+    let d = describeEl(c);
+    for (let k = firstChild(c); k && d.role === 'generic'; k = nextSibling(k)) {
+      if (nodeType(k) === 1) { const kd = describeEl(k); if (kd.role !== 'generic') d = kd; }
+    }
+    out.role = d.role; out.name = d.name;
+    const walk = (n) => {
+      for (let k = firstChild(n); k; k = nextSibling(k)) {
+        if (nodeType(k) !== 1) continue;
+        const kr = wmGet(refOf, k);
+        if (kr !== undefined && isConnected(k)) {
+          const i = info(kr);
+          if (i) out.refs[out.refs.length] = { ref: kr, role: i.role, name: i.name };
+        }
+        if (out.refs.length < 20) walk(k);
+      }
+    };
+    walk(c);
+    return out;
+  }
+
+  return { cover: cover, snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info };
 }

@@ -425,6 +425,53 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 	return nil, &le
 }
 
+// Cover describes what covers an element: the overlay and the refs of what
+// in it can be acted on.
+type Cover struct {
+	Tag  string `json:"tag"`
+	ID   string `json:"id"`
+	Role string `json:"role"`
+	Name string `json:"name"`
+	Refs []struct {
+		Ref  string `json:"ref"`
+		Role string `json:"role"`
+		Name string `json:"name"`
+	} `json:"refs"`
+}
+
+// Cover returns what covers the element of rec at its centre, or nil.
+func (e *Engine) Cover(rec refs.Record) (*Cover, error) {
+	e.mu.Lock()
+	d := e.current[e.docs[rec.Doc].frameOrNil()]
+	e.mu.Unlock()
+	if d == nil || d.id != rec.Doc {
+		return nil, nil
+	}
+	v, err := withTimeout(e.AnswerGrace+time.Second, func() (any, error) {
+		return d.frame.Evaluate(`({b, ref}) => { const c = b.cover(ref); return c ? JSON.stringify(c) : ''; }`,
+			map[string]any{"b": d.handle, "ref": rec.Ref})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s, _ := v.(string)
+	if s == "" {
+		return nil, nil
+	}
+	var c Cover
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (d *doc) frameOrNil() playwright.Frame {
+	if d == nil {
+		return nil
+	}
+	return d.frame
+}
+
 func navigatedError(base llmerr.Error, rec refs.Record, now string) error {
 	e := base
 	e.Code = llmerr.StaleRef
