@@ -51,6 +51,8 @@ type options struct {
 	timeoutNavigation int
 	errorStyle        string
 	snapshotBudget    int
+	allowedOrigins    string
+	blockedOrigins    string
 	dialog            string
 	logFile           string
 	driverDir         string
@@ -78,6 +80,8 @@ func run(args []string) error {
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
 	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 60000, "navigation timeout in milliseconds")
 	fs.IntVar(&o.snapshotBudget, "snapshot-budget", 50000, "default size budget of browser_snapshot, in characters of tree (0: no limit)")
+	fs.StringVar(&o.allowedOrigins, "allowed-origins", "", "semicolon-separated origins or hosts the browser may load (default: all)")
+	fs.StringVar(&o.blockedOrigins, "blocked-origins", "", "semicolon-separated origins or hosts the browser may not load (checked first)")
 	fs.StringVar(&o.errorStyle, "error-style", "recovery", "error rendering: recovery (plans) or plain (one line, a baseline)")
 	fs.StringVar(&o.dialog, "dialog", "dismiss", "how JavaScript dialogs are answered: accept or dismiss (beforeunload is always accepted)")
 	fs.StringVar(&o.logFile, "log-file", "", "write logs to this file instead of stderr")
@@ -171,7 +175,8 @@ func serve(o options) error {
 		return errors.New("--snapshot-budget must be 0 (no limit) or a positive number of characters")
 	}
 	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger,
-		SnapshotBudget: o.snapshotBudget}, mgr)
+		SnapshotBudget: o.snapshotBudget,
+		Origins:        server.OriginPolicy{Allowed: server.ParseOrigins(o.allowedOrigins), Blocked: server.ParseOrigins(o.blockedOrigins)}}, mgr)
 	defer srv.Close()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -81,6 +81,16 @@ func Classify(err error, s Situation) *Error {
 		}
 		return &e
 
+	case strings.Contains(low, "page crashed"), strings.Contains(low, "target crashed"):
+		e := base
+		e.Code = PageCrashed
+		e.Message = "The page crashed while " + s.Tool + " ran."
+		e.Cause = "its renderer process died (out of memory, a browser bug, or killed)"
+		e.Actions = []Action{
+			Call("browser_navigate", "load it again in a fresh page", A("url", orBlank(s.URL))),
+		}
+		return &e
+
 	case strings.Contains(low, "target page, context or browser has been closed"),
 		strings.Contains(low, "target closed"), strings.Contains(low, "browser has been closed"),
 		strings.Contains(low, "browser has disconnected"), strings.Contains(low, "connection closed"):

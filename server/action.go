@@ -59,6 +59,10 @@ func (r *role) resolve(ref string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.tab != nil && r.tab.Crashed() {
+		_, err := r.ensureTab() // reports the crash and clears the page
+		return nil, err
+	}
 	if r.tab == nil || r.tab.Closed() {
 		return nil, &llmerr.Error{Code: llmerr.StaleRef, Ref: ref, Element: rec.Element(), URL: rec.URL,
 			Message: fmt.Sprintf("Ref %s belongs to a page that is no longer open.", ref),

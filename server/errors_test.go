@@ -1,9 +1,14 @@
 package server
 
 import (
+	"fmt"
+	"net/url"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
 )
 
@@ -52,4 +57,84 @@ func TestDisabledHiddenAndNotEditable(t *testing.T) {
 
 	r = c.fail("browser_type", map[string]any{"ref": refOf(t, snap, `button "Buy"`), "text": "x"}, llmerr.ElementNotInteractable)
 	mustContain(t, r.Text, "does not accept text")
+}
+
+func TestPageCrashed(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	snap := c.ok("browser_snapshot", nil)
+	// Crash the renderer for real; chrome://crash is not a URL agents may
+	// load, so the test reaches the page directly.
+	r := c.srv.sessionForTest().role(defaultRole)
+	go r.tab.Page.Goto("chrome://crash")
+	deadline := time.Now().Add(10 * time.Second)
+	for !r.tab.Crashed() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !r.tab.Crashed() {
+		t.Fatal("the page did not crash")
+	}
+	e := c.fail("browser_click", map[string]any{"ref": refOf(t, snap, `button "Sign in"`)}, llmerr.PageCrashed)
+	mustContain(t, e.Text, "The page crashed", `browser_navigate(url="`+fx.Page("form.html")+`")`)
+	// Following the plan recovers.
+	step := e.Structured["actions"].([]any)[0].(map[string]any)
+	mustContain(t, c.ok(step["tool"].(string), step["args"].(map[string]any)), "Title: Sign in")
+	mustContain(t, c.ok("browser_snapshot", nil), `button "Sign in" [ref=`)
+}
+
+func TestBrowserKilled(t *testing.T) {
+	// A browser of its own, marked so that only it is killed.
+	marker := fmt.Sprintf("retrace-test-kill-%d", time.Now().UnixNano())
+	own := browser.NewManager(browser.Options{Headless: true, Args: []string{"--" + marker},
+		ActionTimeout: 3 * time.Second, NavigationTimeout: 20 * time.Second})
+	defer own.Close()
+	srv := New(Config{}, own)
+	c := connectServer(t, srv)
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		exec.Command("pkill", "-9", "-f", marker).Run()
+	}()
+	r := c.fail("browser_navigate", map[string]any{"url": fx.Page("hang")}, llmerr.BrowserClosed)
+	mustContain(t, r.Text, "closed, crashed or was killed", `browser_navigate(url="`+fx.Page("hang")+`")`)
+	// The next call starts a fresh browser.
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: Sign in")
+	mustContain(t, c.ok("browser_snapshot", nil), `button "Sign in" [ref=`)
+}
+
+func TestOriginPolicy(t *testing.T) {
+	other, _ := url.Parse(fx.OtherURL)
+	c := connect(t, Config{Origins: OriginPolicy{Blocked: []string{other.Hostname()}}})
+	r := c.fail("browser_navigate", map[string]any{"url": fx.OtherURL + "/form.html"}, llmerr.OriginBlocked)
+	mustContain(t, r.Text, "outside the origins this server may load", "--blocked-origins lists localhost", "will fail the same way")
+	// A page on an allowed origin loads, but its frame from the blocked one does not.
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
+	snap := c.ok("browser_snapshot", nil)
+	mustContain(t, snap, `button "Same button"`)
+	if strings.Contains(snap, "Cross button") {
+		t.Errorf("the blocked origin's frame loaded:\n%s", snap)
+	}
+
+	c = connect(t, Config{Origins: OriginPolicy{Allowed: []string{fx.URL}}})
+	r = c.fail("browser_navigate", map[string]any{"url": fx.OtherURL + "/form.html"}, llmerr.OriginBlocked)
+	mustContain(t, r.Text, "--allowed-origins does not list it", `browser_navigate(url="`+fx.URL+`/")`)
+	step := r.Structured["actions"].([]any)[0].(map[string]any)
+	c.ok(step["tool"].(string), step["args"].(map[string]any))
+}
+
+func TestParseOrigins(t *testing.T) {
+	got := ParseOrigins(" https://a.test/ ; b.test,c.test:8080;")
+	want := []string{"https://a.test", "b.test", "c.test:8080"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("ParseOrigins = %q, want %q", got, want)
+	}
+	p := OriginPolicy{Allowed: got}
+	for raw, ok := range map[string]bool{
+		"https://a.test/x": true, "http://a.test/": false, "http://b.test:9/": true,
+		"https://c.test:8080/": true, "https://c.test/": false, "about:blank": true, "https://evil.test/": false,
+	} {
+		if (p.check(raw) == "") != ok {
+			t.Errorf("check(%q) = %q, want allowed=%v", raw, p.check(raw), ok)
+		}
+	}
 }

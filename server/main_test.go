@@ -56,7 +56,12 @@ type client struct {
 // through the go-sdk in-memory transports.
 func connect(t *testing.T, cfg Config) *client {
 	t.Helper()
-	srv := New(cfg, browsers)
+	return connectServer(t, New(cfg, browsers))
+}
+
+// connectServer connects a client to srv through in-memory transports.
+func connectServer(t *testing.T, srv *Server) *client {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.MCP().Connect(ctx, st, nil)
@@ -202,4 +207,14 @@ func mustContain(t *testing.T, text string, want ...string) {
 			t.Errorf("missing %q in:\n%s", w, text)
 		}
 	}
+}
+
+// sessionForTest returns the state of the only session of a test server.
+func (s *Server) sessionForTest() *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.sessions {
+		return st
+	}
+	return nil
 }

@@ -40,9 +40,16 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 	if err != nil {
 		return nil, err
 	}
+	if why := s.cfg.Origins.check(target); why != "" {
+		return nil, s.cfg.Origins.blockedError(c.tool, target, why)
+	}
 	r, unlock := c.lockRole()
 	defer unlock()
 	tab, err := r.ensureTab()
+	if e, ok := llmerr.As(err); ok && e.Code == llmerr.PageCrashed {
+		// Navigating is the way out of a crash: go on in a fresh page.
+		tab, err = r.ensureTab()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -32,9 +32,11 @@ type Config struct {
 	// SnapshotBudget is the default size budget of browser_snapshot, in
 	// characters of tree; 0 means no limit.
 	SnapshotBudget int
-	ErrorStyle     llmerr.Style
-	DialogPolicy   browser.DialogPolicy
-	Logger         *slog.Logger
+	// Origins limits what the browser may load.
+	Origins      OriginPolicy
+	ErrorStyle   llmerr.Style
+	DialogPolicy browser.DialogPolicy
+	Logger       *slog.Logger
 }
 
 // Server is one retrace MCP server. Every MCP session (one per stdio

@@ -6,6 +6,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
 	"github.com/retrace-dev/retrace/snapshot"
 )
@@ -84,6 +85,14 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 	if r.tab != nil && !r.tab.Closed() && !r.tab.Crashed() {
 		return r.tab, nil
 	}
+	if r.tab != nil && r.tab.Crashed() {
+		// Say it once, then the next call gets a fresh page.
+		url := r.tab.Page.URL()
+		_ = r.tab.Page.Close()
+		r.tab = nil
+		r.eng.Reset()
+		return nil, crashedError(url)
+	}
 	if r.bctx == nil || r.tab == nil || r.tab.Closed() {
 		r.closeLocked()
 		if err := r.openContext(); err != nil {
@@ -105,6 +114,19 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 	return r.tab, nil
 }
 
+func crashedError(url string) *llmerr.Error {
+	if url == "" {
+		url = "about:blank"
+	}
+	return &llmerr.Error{Code: llmerr.PageCrashed, URL: url,
+		Message: "The page crashed; its refs are gone.",
+		Cause:   "its renderer process died (out of memory, a browser bug, or killed)",
+		Actions: []llmerr.Action{
+			llmerr.Call("browser_navigate", "load it again in a fresh page", llmerr.A("url", url)),
+			llmerr.Call("browser_snapshot", "get new refs"),
+		}}
+}
+
 // openContext creates the role's browser context with the snapshot bridge
 // installed at every document start.
 func (r *role) openContext() error {
@@ -114,6 +136,10 @@ func (r *role) openContext() error {
 	}
 	script := r.eng.InitScript()
 	if err := bctx.AddInitScript(playwright.Script{Content: &script}); err != nil {
+		r.srv.browsers.ReleaseContext(bctx)
+		return err
+	}
+	if err := r.srv.cfg.Origins.install(bctx); err != nil {
 		r.srv.browsers.ReleaseContext(bctx)
 		return err
 	}
