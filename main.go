@@ -52,6 +52,7 @@ type options struct {
 	errorStyle        string
 	snapshotBudget    int
 	allowedOrigins    string
+	noEvaluate        bool
 	blockedOrigins    string
 	dialog            string
 	logFile           string
@@ -80,6 +81,7 @@ func run(args []string) error {
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
 	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 60000, "navigation timeout in milliseconds")
 	fs.IntVar(&o.snapshotBudget, "snapshot-budget", 50000, "default size budget of browser_snapshot, in characters of tree (0: no limit)")
+	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
 	fs.StringVar(&o.allowedOrigins, "allowed-origins", "", "semicolon-separated origins or hosts the browser may load (default: all)")
 	fs.StringVar(&o.blockedOrigins, "blocked-origins", "", "semicolon-separated origins or hosts the browser may not load (checked first)")
 	fs.StringVar(&o.errorStyle, "error-style", "recovery", "error rendering: recovery (plans) or plain (one line, a baseline)")
@@ -176,6 +178,7 @@ func serve(o options) error {
 	}
 	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger,
 		SnapshotBudget: o.snapshotBudget,
+		NoEvaluate:     o.noEvaluate,
 		Origins:        server.OriginPolicy{Allowed: server.ParseOrigins(o.allowedOrigins), Blocked: server.ParseOrigins(o.blockedOrigins)}}, mgr)
 	defer srv.Close()
 

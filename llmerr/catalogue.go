@@ -26,6 +26,7 @@ const (
 	SetupRequired          Code = "SETUP_REQUIRED"
 	InternalError          Code = "INTERNAL_ERROR"
 	OriginBlocked          Code = "ORIGIN_BLOCKED"
+	OptionNotFound         Code = "OPTION_NOT_FOUND"
 )
 
 // Category groups codes by where the fault lies.
@@ -124,6 +125,11 @@ var catalogue = map[Code]Entry{
 		Category: CategoryInternal, Title: "Internal error",
 		Retryable: true, SessionValid: true,
 	},
+	OptionNotFound: {
+		Category: CategoryInput, Title: "Option not found",
+		SessionValid:  true,
+		NoRetryReason: "Retrying with the same values will not help: the select has no such option.",
+	},
 	OriginBlocked: {
 		Category: CategoryPolicy, Title: "Origin blocked",
 		SessionValid:  true,
@@ -154,6 +160,7 @@ func init() {
 		SetupRequired:          {"The Playwright driver, Node.js or Chromium is missing on the machine. A person must install it; the message names the command.", nil},
 		InternalError:          {"Anything unclassified, including a bug in retrace (a panic is caught and reported here). The raw message is in details.", []Action{snapshotStep}},
 		OriginBlocked:          {"A URL whose origin --blocked-origins lists, or that --allowed-origins does not list.", nil},
+		OptionNotFound:         {"browser_select_option named an option the select does not have. The error lists the options, and retries with the near match when there is one.", []Action{snapshotStep}},
 	}
 	for code, a := range about {
 		e := catalogue[code]
@@ -179,6 +186,6 @@ func Codes() []Code {
 	return []Code{
 		UnknownRef, StaleRef, FrameDetached, NavigationFailed, NavigationTimeout,
 		ElementNotInteractable, ActionTimeout, InvalidParams, BrowserClosed,
-		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked,
+		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked, OptionNotFound,
 	}
 }

@@ -1,6 +1,7 @@
 package llmerr
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -58,7 +59,13 @@ func (a Action) Call() string {
 			}
 			s += fmt.Sprintf("%s=%q", arg.Name, v)
 		default:
-			s += fmt.Sprintf("%s=%v", arg.Name, v)
+			// Lists and numbers are written as JSON, so the step reads as
+			// the arguments to pass.
+			data, err := json.Marshal(v)
+			if err != nil {
+				data = []byte(fmt.Sprint(v))
+			}
+			s += fmt.Sprintf("%s=%s", arg.Name, data)
 		}
 	}
 	return s + ")"

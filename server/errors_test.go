@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os/exec"
@@ -135,6 +136,50 @@ func TestParseOrigins(t *testing.T) {
 	} {
 		if (p.check(raw) == "") != ok {
 			t.Errorf("check(%q) = %q, want allowed=%v", raw, p.check(raw), ok)
+		}
+	}
+}
+
+func TestOptionNotFound(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("interact.html")})
+	snap := c.ok("browser_snapshot", nil)
+	country := refOf(t, snap, `combobox "Country"`)
+	r := c.fail("browser_select_option", map[string]any{"ref": country, "values": []string{"france"}}, llmerr.OptionNotFound)
+	mustContain(t, r.Text, `has no option "france"`, `its options are "Belgium", "France", "Spain"`,
+		`1. browser_select_option(ref="`+country+`", values=["France"])`)
+	step := r.Structured["actions"].([]any)[0].(map[string]any)
+	mustContain(t, c.ok(step["tool"].(string), step["args"].(map[string]any)), `Selected "France" in combobox "Country"`)
+	mustContain(t, c.ok("browser_snapshot", nil), `combobox "Country" [ref=`+country+`]: "France"`)
+	// By value works too, and a button is not a select.
+	c.ok("browser_select_option", map[string]any{"ref": country, "values": []string{"es"}})
+	c.fail("browser_select_option", map[string]any{"ref": refOf(t, snap, `button "Buy"`), "values": []string{"x"}}, llmerr.ElementNotInteractable)
+	c.fail("browser_select_option", map[string]any{"ref": country, "values": []string{}}, llmerr.InvalidParams)
+}
+
+func TestEvaluate(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.title"}), `Result: "Sign in"`)
+	snap := c.ok("browser_snapshot", nil)
+	email := refOf(t, snap, `textbox "Email"`)
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "(el) => el.id", "ref": email}), `Result: "email"`)
+
+	r := c.fail("browser_evaluate", map[string]any{"function": "() => document.querySelector('#nope').value"}, llmerr.EvaluationFailed)
+	mustContain(t, r.Text, "The script threw: TypeError", "Cannot read properties of null", "will throw the same way")
+	r = c.fail("browser_evaluate", map[string]any{"function": "() => {"}, llmerr.EvaluationFailed)
+	mustContain(t, r.Text, "SyntaxError")
+	// The session is still fine.
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => 1 + 1"}), "Result: 2")
+
+	off := connect(t, Config{NoEvaluate: true})
+	res, err := off.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name == "browser_evaluate" {
+			t.Error("--no-evaluate still lists browser_evaluate")
 		}
 	}
 }

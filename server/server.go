@@ -32,6 +32,8 @@ type Config struct {
 	// SnapshotBudget is the default size budget of browser_snapshot, in
 	// characters of tree; 0 means no limit.
 	SnapshotBudget int
+	// NoEvaluate leaves browser_evaluate out of the tools.
+	NoEvaluate bool
 	// Origins limits what the browser may load.
 	Origins      OriginPolicy
 	ErrorStyle   llmerr.Style
@@ -78,6 +80,8 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.addNavigateTools()
 	s.addSnapshotTools()
 	s.addActionTools()
+	s.addFormTools()
+	s.addEvaluateTools()
 	return s
 }
 

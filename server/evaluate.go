@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+type evaluateArgs struct {
+	Function string `json:"function" jsonschema:"JavaScript function to run in the page, like () => document.title, or (element) => element.value with ref"`
+	Ref      string `json:"ref,omitempty" jsonschema:"Pass this element to the function"`
+}
+
+// maxEvalResult bounds the JSON returned to the model.
+const maxEvalResult = 20000
+
+func (s *Server) addEvaluateTools() {
+	if s.cfg.NoEvaluate {
+		return
+	}
+	addTool(s, &mcp.Tool{
+		Name:        "browser_evaluate",
+		Description: "Run a JavaScript function in the page (or on an element by ref) and return its result as JSON.",
+		Annotations: &mcp.ToolAnnotations{Title: "Evaluate JavaScript", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.evaluate)
+}
+
+func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*result, error) {
+	fn := strings.TrimSpace(in.Function)
+	if fn == "" {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: "function is empty.", Cause: "no script was given",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "for example", llmerr.A("function", "() => document.title"))}}
+	}
+	fail := func(err error, url string) error {
+		e := llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: in.Ref, URL: url})
+		if e.Code != llmerr.InternalError {
+			return e
+		}
+		// What is left is the script's own failure: a throw or a syntax error.
+		msg := strings.TrimPrefix(firstLine(err.Error()), "playwright: ")
+		return &llmerr.Error{Code: llmerr.EvaluationFailed, Tool: c.tool, Ref: in.Ref, URL: url, Err: err,
+			Message: "The script threw: " + msg,
+			Cause:   "the function ran in the page (or did not parse) and threw; the page itself is unchanged by the failure",
+			Actions: []llmerr.Action{
+				llmerr.Call("browser_snapshot", "check that what the script reads exists"),
+				llmerr.Call(c.tool, "with the script fixed", llmerr.A("function", in.Function)),
+			},
+			Note:    "Retrying the same script will throw the same way.",
+			Details: map[string]any{"exception": msg}}
+	}
+	var out any
+	if in.Ref != "" {
+		var what string
+		res, err := s.act(ctx, c, in.Ref, []llmerr.Arg{llmerr.A("function", in.Function)}, func(t *target, _ *float64) (string, error) {
+			v, err := t.el.Evaluate(fn)
+			if err != nil {
+				return "", fail(err, t.rec.URL)
+			}
+			what = renderValue(v)
+			return "Result: " + what, nil
+		})
+		return res, err
+	}
+	r, unlock := c.lockRole()
+	defer unlock()
+	tab, err := r.ensureTab()
+	if err != nil {
+		return nil, err
+	}
+	out, err = tab.Page.Evaluate(fn)
+	if err != nil {
+		return nil, fail(err, tab.Page.URL())
+	}
+	text := "Result: " + renderValue(out)
+	var b strings.Builder
+	writeDialogs(&b, tab)
+	return &result{text: strings.TrimRight(text+"\n"+b.String(), "\n")}, nil
+}
+
+// renderValue writes an evaluation result as JSON, cut to maxEvalResult.
+func renderValue(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	s := string(data)
+	if len(s) > maxEvalResult {
+		s = s[:maxEvalResult] + fmt.Sprintf("… (cut: %d characters in all)", len(data))
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
