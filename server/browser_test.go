@@ -85,6 +85,7 @@ func TestStaleRefAfterRerender(t *testing.T) {
 
 	// The old ref must be rejected, never applied to the new, identical button.
 	r := c.fail("browser_click", map[string]any{"ref": save}, llmerr.StaleRef)
+	c.golden("STALE_REF-rerender", r)
 	mustContain(t, r.Text, save, `button "Save"`, "left the DOM")
 	snap2 := c.ok("browser_snapshot", nil)
 	mustContain(t, snap2, "Saved 0 times")
@@ -107,6 +108,7 @@ func TestStaleRefAfterNavigation(t *testing.T) {
 	mustContain(t, res, "Page navigated:", "form.html", "Title: Sign in")
 
 	r := c.fail("browser_click", map[string]any{"ref": link}, llmerr.StaleRef)
+	c.golden("STALE_REF-navigated", r)
 	mustContain(t, r.Text, "navigated from "+fx.Page("nav.html")+" to "+fx.Page("form.html"))
 }
 
@@ -114,6 +116,7 @@ func TestUnknownRefs(t *testing.T) {
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	r := c.fail("browser_click", map[string]any{"ref": "e1"}, llmerr.UnknownRef)
+	c.golden("UNKNOWN_REF", r)
 	mustContain(t, r.Text, "no snapshot has been taken yet")
 	c.ok("browser_snapshot", nil)
 	cases := []struct{ ref, cause string }{
@@ -161,9 +164,11 @@ func TestDialogAcceptPolicy(t *testing.T) {
 func TestNavigateErrors(t *testing.T) {
 	c := connect(t, Config{NavigationTimeout: 1500 * time.Millisecond})
 	r := c.fail("browser_navigate", map[string]any{"url": fx.DeadURL + "/"}, llmerr.NavigationFailed)
+	c.golden("NAVIGATION_FAILED", r)
 	mustContain(t, r.Text, "ERR_CONNECTION_REFUSED", fx.DeadURL, "nothing is listening", `browser_navigate(url=`)
 
 	r = c.fail("browser_navigate", map[string]any{"url": fx.Page("hang")}, llmerr.NavigationTimeout)
+	c.golden("NAVIGATION_TIMEOUT", r)
 	mustContain(t, r.Text, fx.Page("hang"), "1.5s")
 
 	for _, bad := range []string{"ht tp://x", "", "javascript:alert(1)", "ftp://example.com/", "http://"} {

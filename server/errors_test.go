@@ -22,6 +22,7 @@ func TestFrameDetached(t *testing.T) {
 	pay := refOf(t, snap, `button "Pay button"`)
 	c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Remove frame"`)})
 	r := c.fail("browser_click", map[string]any{"ref": pay}, llmerr.FrameDetached)
+	c.golden("FRAME_DETACHED", r)
 	mustContain(t, r.Text, "inside a frame that has been removed", "Frame: "+fx.OtherURL+"/frame-inner.html?label=Pay", "browser_snapshot()")
 }
 
@@ -32,6 +33,7 @@ func TestCoveredElementNamesTheWayOut(t *testing.T) {
 	buy := refOf(t, snap, `button "Buy"`)
 	c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Show banner"`)})
 	r := c.fail("browser_click", map[string]any{"ref": buy}, llmerr.ElementNotInteractable)
+	c.golden("ELEMENT_NOT_INTERACTABLE-covered", r)
 	mustContain(t, r.Text, `another element covers it: <div id="banner"> (dialog "Cookies")`,
 		`1. browser_click(ref="`, `close the covering element with its button "Accept all"`,
 		`2. browser_click(ref="`+buy+`") — then retry the original action`)
@@ -49,6 +51,7 @@ func TestDisabledHiddenAndNotEditable(t *testing.T) {
 	snap := c.ok("browser_snapshot", nil)
 	mustContain(t, snap, `button "Checkout" [disabled]`)
 	r := c.fail("browser_click", map[string]any{"ref": refOf(t, snap, `button "Checkout"`)}, llmerr.ElementNotInteractable)
+	c.golden("ELEMENT_NOT_INTERACTABLE-disabled", r)
 	mustContain(t, r.Text, "Cause: the element is disabled")
 
 	coupon := refOf(t, snap, `textbox "Coupon"`)
@@ -76,6 +79,7 @@ func TestPageCrashed(t *testing.T) {
 		t.Fatal("the page did not crash")
 	}
 	e := c.fail("browser_click", map[string]any{"ref": refOf(t, snap, `button "Sign in"`)}, llmerr.PageCrashed)
+	c.golden("PAGE_CRASHED", e)
 	mustContain(t, e.Text, "The page crashed", `browser_navigate(url="`+fx.Page("form.html")+`")`)
 	// Following the plan recovers.
 	step := e.Structured["actions"].([]any)[0].(map[string]any)
@@ -97,6 +101,7 @@ func TestBrowserKilled(t *testing.T) {
 		exec.Command("pkill", "-9", "-f", marker).Run()
 	}()
 	r := c.fail("browser_navigate", map[string]any{"url": fx.Page("hang")}, llmerr.BrowserClosed)
+	c.golden("BROWSER_CLOSED", r)
 	mustContain(t, r.Text, "closed, crashed or was killed", `browser_navigate(url="`+fx.Page("hang")+`")`)
 	// The next call starts a fresh browser.
 	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: Sign in")
@@ -107,6 +112,7 @@ func TestOriginPolicy(t *testing.T) {
 	other, _ := url.Parse(fx.OtherURL)
 	c := connect(t, Config{Origins: OriginPolicy{Blocked: []string{other.Hostname()}}})
 	r := c.fail("browser_navigate", map[string]any{"url": fx.OtherURL + "/form.html"}, llmerr.OriginBlocked)
+	c.golden("ORIGIN_BLOCKED", r)
 	mustContain(t, r.Text, "outside the origins this server may load", "--blocked-origins lists localhost", "will fail the same way")
 	// A page on an allowed origin loads, but its frame from the blocked one does not.
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
@@ -146,6 +152,7 @@ func TestOptionNotFound(t *testing.T) {
 	snap := c.ok("browser_snapshot", nil)
 	country := refOf(t, snap, `combobox "Country"`)
 	r := c.fail("browser_select_option", map[string]any{"ref": country, "values": []string{"france"}}, llmerr.OptionNotFound)
+	c.golden("OPTION_NOT_FOUND", r)
 	mustContain(t, r.Text, `has no option "france"`, `its options are "Belgium", "France", "Spain"`,
 		`1. browser_select_option(ref="`+country+`", values=["France"])`)
 	step := r.Structured["actions"].([]any)[0].(map[string]any)
@@ -166,6 +173,7 @@ func TestEvaluate(t *testing.T) {
 	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "(el) => el.id", "ref": email}), `Result: "email"`)
 
 	r := c.fail("browser_evaluate", map[string]any{"function": "() => document.querySelector('#nope').value"}, llmerr.EvaluationFailed)
+	c.golden("EVALUATION_FAILED", r)
 	mustContain(t, r.Text, "The script threw: TypeError", "Cannot read properties of null", "will throw the same way")
 	r = c.fail("browser_evaluate", map[string]any{"function": "() => {"}, llmerr.EvaluationFailed)
 	mustContain(t, r.Text, "SyntaxError")

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -217,4 +218,44 @@ func (s *Server) sessionForTest() *session {
 		return st
 	}
 	return nil
+}
+
+// golden compares an error result, text and structured object, with
+// testdata/errors/<name>.golden, rewritten with -update. The fixture's
+// origins are written as {{MAIN}}, {{OTHER}} and {{DEAD}}; the raw driver
+// message, which carries timing, is left out.
+func (c *client) golden(name string, r reply) {
+	c.t.Helper()
+	st := map[string]any{}
+	for k, v := range r.Structured {
+		st[k] = v
+	}
+	if d, ok := st["details"].(map[string]any); ok {
+		d2 := map[string]any{}
+		for k, v := range d {
+			if k != "raw" && k != "validation" {
+				d2[k] = v
+			}
+		}
+		st["details"] = d2
+	}
+	js, _ := json.MarshalIndent(st, "", "  ")
+	got := r.Text + "\n\n" + string(js) + "\n"
+	got = strings.NewReplacer(fx.URL, "{{MAIN}}", fx.OtherURL, "{{OTHER}}", fx.DeadURL, "{{DEAD}}").Replace(got)
+	path := filepath.Join("..", "testdata", "errors", name+".golden")
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			c.t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		c.t.Errorf("no golden file %s (run go test ./server -update): %v", path, err)
+		return
+	}
+	if string(want) != got {
+		c.t.Errorf("%s differs from %s (if intended, run go test ./server -update)\ngot:\n%s", name, path, got)
+	}
 }

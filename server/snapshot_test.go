@@ -128,6 +128,7 @@ func TestBusyPageIsAnErrorNotAHang(t *testing.T) {
 	start := time.Now()
 	c.call("browser_click", map[string]any{"ref": refOf(t, snap, `button "Freeze"`)})
 	r := c.fail("browser_snapshot", nil, llmerr.ActionTimeout)
+	c.golden("ACTION_TIMEOUT", r)
 	mustContain(t, r.Text, "did not answer", "browser_find(")
 	if took := time.Since(start); took > 15*time.Second {
 		t.Errorf("a frozen page held the server for %v", took)

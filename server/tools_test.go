@@ -34,6 +34,7 @@ func TestInvalidArguments(t *testing.T) {
 	}
 	huge := strings.Repeat("x", maxTypeText+1)
 	r := c.fail("browser_type", map[string]any{"ref": "e1", "text": huge}, llmerr.InvalidParams)
+	c.golden("INVALID_PARAMS", r)
 	mustContain(t, r.Text, "at most 100000")
 	if len(r.Text) > 2000 {
 		t.Errorf("the error repeats the huge text (%d bytes)", len(r.Text))
@@ -45,6 +46,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	addTool(c.srv, &mcp.Tool{Name: "test_panic", Description: "panics"},
 		func(context.Context, *call, struct{}) (*result, error) { panic("boom") })
 	r := c.fail("test_panic", nil, llmerr.InternalError)
+	c.golden("INTERNAL_ERROR", r)
 	mustContain(t, r.Text, "still running", "boom")
 	// The server survives and keeps serving.
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
