@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -258,4 +259,47 @@ func (c *client) golden(name string, r reply) {
 	if string(want) != got {
 		c.t.Errorf("%s differs from %s (if intended, run go test ./server -update)\ngot:\n%s", name, path, got)
 	}
+}
+
+var stepLine = regexp.MustCompile(`^\d+\. ([a-z_]+)\((.*?)\)(?: — .*)?$`)
+
+// follow performs the steps under "Action Required:" of an error's text,
+// in order, reading only the text, as a model would. It returns the result
+// of the last step.
+func (c *client) follow(r reply) string {
+	c.t.Helper()
+	_, plan, ok := strings.Cut(r.Text, "Action Required:\n")
+	if !ok {
+		c.t.Fatalf("no plan to follow in:\n%s", r.Text)
+	}
+	var last string
+	for _, line := range strings.Split(plan, "\n") {
+		m := stepLine.FindStringSubmatch(line)
+		if m == nil {
+			break // the steps end where the numbered lines end
+		}
+		last = c.ok(m[1], parseCallArgs(c.t, m[2]))
+	}
+	return last
+}
+
+// parseCallArgs reads name=value, name=value where each value is JSON (a
+// quoted string, a number, a list), as the plans write them.
+func parseCallArgs(t *testing.T, s string) map[string]any {
+	t.Helper()
+	args := map[string]any{}
+	for s = strings.TrimSpace(s); s != ""; {
+		name, rest, ok := strings.Cut(s, "=")
+		if !ok {
+			t.Fatalf("cannot read arguments %q", s)
+		}
+		dec := json.NewDecoder(strings.NewReader(rest))
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("argument %s: %v in %q", name, err, rest)
+		}
+		args[strings.TrimSpace(name)] = v
+		s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest[dec.InputOffset():]), ","))
+	}
+	return args
 }
