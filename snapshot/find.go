@@ -29,29 +29,14 @@ func (s *Snapshot) Find(q Query, limit int) ([]Match, int) {
 	text, name, role := strings.ToLower(q.Text), strings.ToLower(q.Name), strings.ToLower(q.Role)
 	var out []Match
 	total := 0
-	var walk func(nodes []*Node, ctx *Node)
-	walk = func(nodes []*Node, ctx *Node) {
-		for _, n := range nodes {
-			if matches(n, text, name, role) {
-				total++
-				if len(out) < limit {
-					m := Match{Ref: n.Ref, Line: lineOf(n)}
-					if ctx != nil {
-						m.Context = lineOf(ctx)
-					}
-					out = append(out, m)
-				}
+	s.walk(func(n, ctx *Node) {
+		if matches(n, text, name, role) {
+			total++
+			if len(out) < limit {
+				out = append(out, matchOf(n, ctx))
 			}
-			// The context of the children is the nearest enclosing node that
-			// says something on its line: a bare cell or list item does not.
-			next := ctx
-			if says(n) {
-				next = n
-			}
-			walk(n.Children, next)
 		}
-	}
-	walk(s.Tree, nil)
+	})
 	return out, total
 }
 
@@ -59,25 +44,37 @@ func (s *Snapshot) Find(q Query, limit int) ([]Match, int) {
 // role and name: where a stale ref's element may be now.
 func (s *Snapshot) Same(role, name string) []Match {
 	var out []Match
-	var walk func(nodes []*Node, ctx *Node)
-	walk = func(nodes []*Node, ctx *Node) {
+	s.walk(func(n, ctx *Node) {
+		if n.Ref != "" && n.Role == role && n.Name == name {
+			out = append(out, matchOf(n, ctx))
+		}
+	})
+	return out
+}
+
+// walk visits every node in document order with its context: the nearest
+// enclosing node whose own line says something.
+func (s *Snapshot) walk(visit func(n, ctx *Node)) {
+	var rec func(nodes []*Node, ctx *Node)
+	rec = func(nodes []*Node, ctx *Node) {
 		for _, n := range nodes {
-			if n.Ref != "" && n.Role == role && n.Name == name {
-				m := Match{Ref: n.Ref, Line: lineOf(n)}
-				if ctx != nil {
-					m.Context = lineOf(ctx)
-				}
-				out = append(out, m)
-			}
+			visit(n, ctx)
 			next := ctx
 			if says(n) {
 				next = n
 			}
-			walk(n.Children, next)
+			rec(n.Children, next)
 		}
 	}
-	walk(s.Tree, nil)
-	return out
+	rec(s.Tree, nil)
+}
+
+func matchOf(n, ctx *Node) Match {
+	m := Match{Ref: n.Ref, Line: lineOf(n)}
+	if ctx != nil {
+		m.Context = lineOf(ctx)
+	}
+	return m
 }
 
 // says reports whether a node's own line says something, so it can serve as
