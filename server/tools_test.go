@@ -129,3 +129,18 @@ func TestCataloguePlansNameRealTools(t *testing.T) {
 		check("default steps of "+string(code), (&llmerr.Error{Code: code}).Structured().Actions)
 	}
 }
+
+func TestPlainErrorStyle(t *testing.T) {
+	c := connect(t, Config{ErrorStyle: llmerr.StylePlain})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	c.ok("browser_snapshot", nil)
+	r := c.fail("browser_click", map[string]any{"ref": "e999"}, llmerr.UnknownRef)
+	if strings.Contains(r.Text, "\n") || strings.Contains(r.Text, "Action Required") {
+		t.Errorf("plain style rendered a plan:\n%s", r.Text)
+	}
+	mustContain(t, r.Text, `Ref "e999" was not issued`)
+	// Programs still get the whole structured error.
+	if len(r.Structured["actions"].([]any)) == 0 {
+		t.Error("plain style dropped the structured actions")
+	}
+}
