@@ -29,6 +29,7 @@ import (
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/roles"
 	"github.com/retrace-dev/retrace/server"
 )
 
@@ -53,6 +54,8 @@ type options struct {
 	snapshotBudget    int
 	allowedOrigins    string
 	noEvaluate        bool
+	configFile        string
+	roleFlags         []string
 	blockedOrigins    string
 	dialog            string
 	logFile           string
@@ -81,6 +84,11 @@ func run(args []string) error {
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
 	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 60000, "navigation timeout in milliseconds")
 	fs.IntVar(&o.snapshotBudget, "snapshot-budget", 50000, "default size budget of browser_snapshot, in characters of tree (0: no limit)")
+	fs.StringVar(&o.configFile, "config", "", "JSON file with the roles (see docs/roles.md)")
+	fs.Func("role", "add a role: name=authfile[,defaultURL] (repeatable)", func(v string) error {
+		o.roleFlags = append(o.roleFlags, v)
+		return nil
+	})
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
 	fs.StringVar(&o.allowedOrigins, "allowed-origins", "", "semicolon-separated origins or hosts the browser may load (default: all)")
 	fs.StringVar(&o.blockedOrigins, "blocked-origins", "", "semicolon-separated origins or hosts the browser may not load (checked first)")
@@ -145,6 +153,17 @@ func serve(o options) error {
 	if dialog != browser.DialogAccept && dialog != browser.DialogDismiss {
 		return fmt.Errorf("--dialog: want accept or dismiss, got %q", o.dialog)
 	}
+	roleCfg := roles.New()
+	if o.configFile != "" {
+		if roleCfg, err = roles.Load(o.configFile); err != nil {
+			return err
+		}
+	}
+	for _, r := range o.roleFlags {
+		if err := roleCfg.AddFlag(r); err != nil {
+			return err
+		}
+	}
 	viewport, err := parseViewport(o.viewport)
 	if err != nil {
 		return fmt.Errorf("--viewport-size: %w", err)
@@ -179,6 +198,7 @@ func serve(o options) error {
 	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger,
 		SnapshotBudget: o.snapshotBudget,
 		NoEvaluate:     o.noEvaluate,
+		Roles:          roleCfg,
 		Origins:        server.OriginPolicy{Allowed: server.ParseOrigins(o.allowedOrigins), Blocked: server.ParseOrigins(o.blockedOrigins)}}, mgr)
 	defer srv.Close()
 

@@ -27,6 +27,8 @@ const (
 	InternalError          Code = "INTERNAL_ERROR"
 	OriginBlocked          Code = "ORIGIN_BLOCKED"
 	OptionNotFound         Code = "OPTION_NOT_FOUND"
+	UnknownRole            Code = "UNKNOWN_ROLE"
+	AuthenticationFailed   Code = "AUTHENTICATION_FAILED"
 )
 
 // Category groups codes by where the fault lies.
@@ -130,6 +132,16 @@ var catalogue = map[Code]Entry{
 		SessionValid:  true,
 		NoRetryReason: "Retrying with the same values will not help: the select has no such option.",
 	},
+	AuthenticationFailed: {
+		Category: CategoryAuth, Title: "Authentication failed",
+		SessionValid:  true,
+		NoRetryReason: "Retrying will fail the same way until the role is signed in again.",
+	},
+	UnknownRole: {
+		Category: CategoryInput, Title: "Unknown role",
+		SessionValid:  true,
+		NoRetryReason: "Retrying with the same role will not help: no such role is configured.",
+	},
 	OriginBlocked: {
 		Category: CategoryPolicy, Title: "Origin blocked",
 		SessionValid:  true,
@@ -160,6 +172,8 @@ func init() {
 		SetupRequired:          {"The Playwright driver, Node.js or Chromium is missing on the machine. A person must install it; the message names the command.", nil},
 		InternalError:          {"Anything unclassified, including a bug in retrace (a panic is caught and reported here). The raw message is in details.", []Action{snapshotStep}},
 		OriginBlocked:          {"A URL whose origin --blocked-origins lists, or that --allowed-origins does not list.", nil},
+		AuthenticationFailed:   {"A role that must be signed in is not: its auth file is missing, unreadable or malformed. The plan says which file and how to refresh it (sign in through the page, then browser_save_auth). For a role whose auth is optional the same facts come back as a warning instead.", []Action{{Tool: "list_current_roles", Why: "see each role's auth file"}}},
+		UnknownRole:            {"A role argument or select_role named a role that is not configured (--config, --role). The error lists the roles there are.", []Action{{Tool: "list_current_roles", Why: "see the roles there are"}}},
 		OptionNotFound:         {"browser_select_option named an option the select does not have. The error lists the options, and retries with the near match when there is one.", []Action{snapshotStep}},
 	}
 	for code, a := range about {
@@ -186,6 +200,6 @@ func Codes() []Code {
 	return []Code{
 		UnknownRef, StaleRef, FrameDetached, NavigationFailed, NavigationTimeout,
 		ElementNotInteractable, ActionTimeout, InvalidParams, BrowserClosed,
-		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked, OptionNotFound,
+		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked, OptionNotFound, UnknownRole, AuthenticationFailed,
 	}
 }

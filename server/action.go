@@ -17,15 +17,17 @@ import (
 )
 
 type clickArgs struct {
-	Ref     string `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
-	Element string `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
+	Ref     string   `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
+	Element string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
+	Role    roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 type typeArgs struct {
-	Ref     string `json:"ref" jsonschema:"Ref of an editable element from browser_snapshot"`
-	Text    string `json:"text" jsonschema:"Text to put in the field (replaces its content)"`
-	Element string `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
-	Submit  bool   `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
+	Ref     string   `json:"ref" jsonschema:"Ref of an editable element from browser_snapshot"`
+	Text    string   `json:"text" jsonschema:"Text to put in the field (replaces its content)"`
+	Element string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
+	Submit  bool     `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
+	Role    roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 // maxTypeText bounds browser_type's text: far above any real form value,
@@ -121,8 +123,15 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*result, e
 // retryArgs are the call's arguments besides ref, for a retry on another
 // element.
 func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmerr.Arg, do func(t *target, timeout *float64) (string, error)) (*result, error) {
-	r, unlock := c.lockRole()
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
+	if c.roleName != "" {
+		// A retry in a plan acts in the same role.
+		retryArgs = append(retryArgs, llmerr.A("role", c.roleName))
+	}
 	t, err := r.resolve(ref)
 	if err != nil {
 		return nil, r.withCandidates(err, c.tool, retryArgs)

@@ -12,8 +12,9 @@ import (
 )
 
 type evaluateArgs struct {
-	Function string `json:"function" jsonschema:"JavaScript function to run in the page, like () => document.title, or (element) => element.value with ref"`
-	Ref      string `json:"ref,omitempty" jsonschema:"Pass this element to the function"`
+	Function string   `json:"function" jsonschema:"JavaScript function to run in the page, like () => document.title, or (element) => element.value with ref"`
+	Ref      string   `json:"ref,omitempty" jsonschema:"Pass this element to the function"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 // maxEvalResult bounds the JSON returned to the model.
@@ -67,7 +68,10 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*resul
 		})
 		return res, err
 	}
-	r, unlock := c.lockRole()
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	tab, err := r.ensureTab()
 	if err != nil {

@@ -15,10 +15,13 @@ import (
 )
 
 type navigateArgs struct {
-	URL string `json:"url" jsonschema:"The URL to load; a bare host like example.com gets https://"`
+	URL  string   `json:"url" jsonschema:"The URL to load; a bare host like example.com gets https://"`
+	Role roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
-type closeArgs struct{}
+type closeArgs struct {
+	Role roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+}
 
 func (s *Server) addNavigateTools() {
 	addTool(s, &mcp.Tool{
@@ -43,7 +46,10 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 	if why := s.cfg.Origins.check(target); why != "" {
 		return nil, s.cfg.Origins.blockedError(c.tool, target, why)
 	}
-	r, unlock := c.lockRole()
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	tab, err := r.ensureTab()
 	if e, ok := llmerr.As(err); ok && e.Code == llmerr.PageCrashed {
@@ -136,7 +142,10 @@ func normalizeURL(raw string) (string, error) {
 }
 
 func (s *Server) closeBrowser(ctx context.Context, c *call, _ closeArgs) (*result, error) {
-	r, unlock := c.lockRole()
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	if !r.closeLocked() {
 		return &result{text: "The browser was not open. The next browser call opens a fresh one."}, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/roles"
 )
 
 //go:embed instructions.md
@@ -32,6 +33,9 @@ type Config struct {
 	// SnapshotBudget is the default size budget of browser_snapshot, in
 	// characters of tree; 0 means no limit.
 	SnapshotBudget int
+	// Roles are the users an agent can act as; nil means only the default
+	// role.
+	Roles *roles.Config
 	// NoEvaluate leaves browser_evaluate out of the tools.
 	NoEvaluate bool
 	// Origins limits what the browser may load.
@@ -73,6 +77,9 @@ func New(cfg Config, m *browser.Manager) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Roles == nil {
+		cfg.Roles = roles.New()
+	}
 	s := &Server{cfg: cfg, browsers: m, log: cfg.Logger,
 		toolArgs: map[string]map[string]bool{}, sessions: map[*mcp.ServerSession]*session{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "retrace", Title: "retrace browser", Version: Version},
@@ -82,6 +89,7 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.addActionTools()
 	s.addFormTools()
 	s.addEvaluateTools()
+	s.addRoleTools()
 	return s
 }
 

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/playwright-community/playwright-go"
@@ -8,21 +11,31 @@ import (
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
+	"github.com/retrace-dev/retrace/roles"
 	"github.com/retrace-dev/retrace/snapshot"
 )
 
 // defaultRole is the role that always exists and has no auth.
-const defaultRole = "default"
+const defaultRole = roles.Default
 
-// session is the state of one MCP session: its roles.
+// session is the state of one MCP session: its roles and which one tools
+// act in when they name none.
 type session struct {
-	srv   *Server
-	mu    sync.Mutex
-	roles map[string]*role
+	srv     *Server
+	mu      sync.Mutex
+	roles   map[string]*role
+	current string
 }
 
 func newSession(s *Server) *session {
-	return &session{srv: s, roles: map[string]*role{}}
+	return &session{srv: s, roles: map[string]*role{}, current: defaultRole}
+}
+
+// currentRole returns the name of the role tools act in by default.
+func (s *session) currentRole() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.current
 }
 
 // role returns the named role's state, creating it on first use.
@@ -42,6 +55,13 @@ func (s *session) role(name string) *role {
 	return r
 }
 
+// peek returns the named role's state if it exists, without creating it.
+func (s *session) peek(name string) *role {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.roles[name]
+}
+
 func (s *session) close() {
 	s.mu.Lock()
 	roles := s.roles
@@ -53,14 +73,75 @@ func (s *session) close() {
 	}
 }
 
-// lockRole takes the lock of the role the call acts in (the default role
-// until roles arrive) and returns it with the unlock to defer. Every tool
-// that touches the browser goes through here, so calls in one role never
-// interleave.
-func (c *call) lockRole() (*role, func()) {
-	r := c.sess.role(defaultRole)
+// lockRole takes the lock of the role the call acts in: the one its role
+// argument names, or the session's current role. It returns the role with the
+// unlock to defer. Every tool that touches the browser goes through here,
+// so calls in one role never interleave while roles run in parallel.
+func (c *call) lockRole() (*role, func(), error) {
+	name := c.roleName
+	if name == "" {
+		name = c.sess.currentRole()
+	}
+	if _, ok := c.srv.cfg.Roles.Get(name); !ok {
+		return nil, nil, unknownRole(c.srv.cfg.Roles, c.tool, name)
+	}
+	r := c.sess.role(name)
 	r.mu.Lock()
-	return r, r.mu.Unlock
+	c.role = r
+	return r, r.mu.Unlock, nil
+}
+
+// closest returns the one name within a small edit distance of s (a typo),
+// or "" when there is none or more than one.
+func closest(s string, names []string) string {
+	best, hits := "", 0
+	limit := max(1, len(s)/3)
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(n)); d <= limit {
+			best, hits = n, hits+1
+		}
+	}
+	if hits != 1 {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// unknownRole lists the roles there are and, when one is close to name,
+// makes selecting it the first step.
+func unknownRole(cfg *roles.Config, tool, name string) *llmerr.Error {
+	names := cfg.Names()
+	e := &llmerr.Error{Code: llmerr.UnknownRole, Tool: tool, Role: name,
+		Message: fmt.Sprintf("There is no role %q.", name),
+		Cause:   "the roles are " + quoteAll(names),
+		Details: map[string]any{"roles": names}}
+	if near := closest(name, names); near != "" {
+		e.Actions = []llmerr.Action{llmerr.Call("select_role", "the closest existing role", llmerr.A("role", near))}
+	} else {
+		e.Actions = []llmerr.Action{llmerr.Call("list_current_roles", "see the roles there are and their sign-in state")}
+	}
+	return e
 }
 
 // role is one signed-in user: its own browser context, page, refs and
@@ -73,6 +154,11 @@ type role struct {
 
 	bctx playwright.BrowserContext
 	tab  *browser.Tab
+	// authWarning says why the role is browsing signed out, while it is.
+	authWarning string
+	// authReported is set once a required role's auth failure was returned
+	// as an error.
+	authReported bool
 	// reg outlives browser_close, so old refs are reported as stale, never
 	// reused.
 	reg *refs.Registry
@@ -130,7 +216,11 @@ func crashedError(url string) *llmerr.Error {
 // openContext creates the role's browser context with the snapshot bridge
 // installed at every document start.
 func (r *role) openContext() error {
-	bctx, err := r.srv.browsers.NewContext("")
+	state, err := r.authState()
+	if err != nil {
+		return err
+	}
+	bctx, err := r.srv.browsers.NewContext(state)
 	if err != nil {
 		return err
 	}
@@ -145,6 +235,77 @@ func (r *role) openContext() error {
 	}
 	r.bctx = bctx
 	return nil
+}
+
+// authState returns the auth file to load into the role's new context, ""
+// when there is none or it cannot be used. A problem with the file is an
+// AUTHENTICATION_FAILED error for a role that requires auth, and otherwise a
+// warning the role's results carry until the file works.
+func (r *role) authState() (string, error) {
+	rc, _ := r.srv.cfg.Roles.Get(r.name)
+	if rc == nil || rc.AuthFile == "" {
+		return "", nil
+	}
+	err := roles.CheckAuthFile(rc.AuthFile)
+	if err == nil {
+		r.authWarning = ""
+		return rc.AuthFile, nil
+	}
+	var p *roles.AuthProblem
+	reason := "unusable"
+	if errors.As(err, &p) {
+		reason = p.Reason
+	}
+	steps := r.signInSteps(rc)
+	if rc.AuthRequired && !r.authReported {
+		// Reported once; the calls of the plan then run signed out, so the
+		// agent can sign in through the page and save the new state.
+		r.authReported = true
+		return "", &llmerr.Error{Code: llmerr.AuthenticationFailed, Role: r.name,
+			Message: fmt.Sprintf("Role %s must be signed in, but its auth file %s is %s.", r.name, rc.AuthFile, reason),
+			Cause:   detailOf(err),
+			Actions: steps,
+			Details: map[string]any{"authFile": rc.AuthFile, "reason": reason}}
+	}
+	r.authWarning = fmt.Sprintf("role %s is not signed in: its auth file %s is %s (%s). Public pages work; to sign in, log in through the page and call browser_save_auth(role=%q).",
+		r.name, rc.AuthFile, reason, detailOf(err), r.name)
+	return "", nil
+}
+
+func detailOf(err error) string {
+	var p *roles.AuthProblem
+	if errors.As(err, &p) {
+		return p.Detail
+	}
+	return err.Error()
+}
+
+// signInSteps is the plan to sign a role in again: open its start page,
+// sign in through the form, save the new state to its auth file.
+func (r *role) signInSteps(rc *roles.Role) []llmerr.Action {
+	roleArg := llmerr.A("role", r.name)
+	var steps []llmerr.Action
+	if rc.DefaultURL != "" {
+		steps = append(steps, llmerr.Call("browser_navigate", "open the role's start page (it leads to sign-in)", llmerr.A("url", rc.DefaultURL), roleArg))
+	}
+	steps = append(steps,
+		llmerr.Call("browser_snapshot", "find the sign-in form and fill it in (browser_type, browser_click)", roleArg),
+		llmerr.Call("browser_save_auth", "save the new sign-in to "+rc.AuthFile+" for the next run", roleArg))
+	return steps
+}
+
+// warning returns what the role's results should warn about, if anything.
+func (r *role) warning() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.authWarning
+}
+
+// open reports whether the role's browser context is open.
+func (r *role) open() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bctx != nil
 }
 
 // closeLocked closes the role's context; its refs become stale. Call with mu

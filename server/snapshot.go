@@ -13,9 +13,10 @@ import (
 )
 
 type snapshotArgs struct {
-	Ref    string `json:"ref,omitempty" jsonschema:"Snapshot only this element's subtree (an iframe's ref gives its content)"`
-	Budget *int   `json:"budget,omitempty" jsonschema:"Maximum characters of tree to return; 0 means no limit (default set by --snapshot-budget)"`
-	Offset int    `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
+	Ref    string   `json:"ref,omitempty" jsonschema:"Snapshot only this element's subtree (an iframe's ref gives its content)"`
+	Budget *int     `json:"budget,omitempty" jsonschema:"Maximum characters of tree to return; 0 means no limit (default set by --snapshot-budget)"`
+	Offset int      `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
+	Role   roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 type findArgs struct {
@@ -49,7 +50,10 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*resul
 			Cause:   fmt.Sprintf("got budget=%d, offset=%d", budget, in.Offset),
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "without them, or with positive values")}}
 	}
-	r, unlock := c.lockRole()
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	tab, err := r.ensureTab()
 	if err != nil {
@@ -87,7 +91,10 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*result, error
 	if limit <= 0 {
 		limit = 20
 	}
-	r, unlock := c.lockRole()
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	tab, err := r.ensureTab()
 	if err != nil {

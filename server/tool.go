@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -29,6 +30,10 @@ type call struct {
 	srv  *Server
 	sess *session
 	tool string
+	// roleName is the call's role argument, if it has one.
+	roleName string
+	// role is the role the call acted in, once lockRole chose it.
+	role *role
 }
 
 // addTool registers a tool whose input schema is inferred from In. Unlike
@@ -64,13 +69,37 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 		if perr != nil {
 			return s.errorResult(invalidParams(t, schema, perr)), nil
 		}
-		c := &call{srv: s, sess: s.session(req.Session), tool: t.Name}
+		c := &call{srv: s, sess: s.session(req.Session), tool: t.Name, roleName: roleOf(in)}
 		out, herr := h(ctx, c, in)
 		if herr != nil {
 			return s.errorResult(llmerr.Classify(herr, llmerr.Situation{Tool: t.Name})), nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.text}}}, nil
+		text := out.text
+		if c.role != nil {
+			if w := c.role.warning(); w != "" {
+				text += "\nWarning: " + w
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 	})
+}
+
+// roleName is the type of the role argument browser tools take (the user
+// to act as), told apart by type from an ARIA role such as browser_find's.
+type roleName string
+
+// roleOf returns the role argument of a tool's input, if it has one.
+func roleOf(in any) string {
+	v := reflect.ValueOf(in)
+	if v.Kind() != reflect.Struct {
+		return ""
+	}
+	for i := 0; i < v.NumField(); i++ {
+		if r, ok := v.Field(i).Interface().(roleName); ok {
+			return string(r)
+		}
+	}
+	return ""
 }
 
 func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved) (In, error) {

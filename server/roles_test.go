@@ -1,0 +1,121 @@
+package server
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/roles"
+)
+
+func rolesConfig(t *testing.T, flags ...string) *roles.Config {
+	t.Helper()
+	cfg := roles.New()
+	for _, f := range flags {
+		if err := cfg.AddFlag(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
+func TestUnknownRole(t *testing.T) {
+	c := connect(t, Config{Roles: rolesConfig(t, "admin=/nonexistent/admin.json")})
+	r := c.fail("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "admn"}, llmerr.UnknownRole)
+	c.golden("UNKNOWN_ROLE", r)
+	mustContain(t, r.Text, `There is no role "admn"`, `the roles are "default", "admin"`, `select_role(role="admin")`)
+	r = c.fail("select_role", map[string]any{"role": "guest"}, llmerr.UnknownRole)
+	mustContain(t, r.Text, "list_current_roles()")
+	// The session is unchanged by the failures.
+	mustContain(t, c.ok("get_current_role", nil), "Current role: default")
+}
+
+func TestSelectAndListRoles(t *testing.T) {
+	c := connect(t, Config{Roles: rolesConfig(t, "customer=/nonexistent/customer.json,"+fx.Page("form.html"))})
+	list := c.ok("list_current_roles", nil)
+	mustContain(t, list, "* default — no auth", "customer — auth file /nonexistent/customer.json", "starts at "+fx.Page("form.html"))
+	sel := c.ok("select_role", map[string]any{"role": "customer"})
+	mustContain(t, sel, "Acting as customer (was default)", `browser_navigate(url="`+fx.Page("form.html")+`")`)
+	mustContain(t, c.ok("get_current_role", nil), "Current role: customer")
+
+	// Each role has its own page and refs: the default role's page is blank
+	// while the customer's shows the form.
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	snapC := c.ok("browser_snapshot", nil)
+	mustContain(t, snapC, `textbox "Email"`)
+	snapD := c.ok("browser_snapshot", map[string]any{"role": "default"})
+	mustContain(t, snapD, "URL: about:blank")
+	// A customer ref is not a default-role ref.
+	c.fail("browser_click", map[string]any{"ref": refOf(t, snapC, `button "Sign in"`), "role": "default"}, llmerr.UnknownRef)
+	mustContain(t, c.ok("list_current_roles", nil), "* customer", "browser open")
+}
+
+const secretCookie = "s3cr3t-cookie-value-9f2"
+
+// authFile writes a storage state with one cookie for the fixture origin.
+func authFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	u, _ := url.Parse(fx.URL)
+	p := filepath.Join(dir, name)
+	st := fmt.Sprintf(`{"cookies":[{"name":"session","value":%q,"domain":%q,"path":"/","expires":-1,"httpOnly":false,"secure":false,"sameSite":"Lax"}],"origins":[]}`,
+		secretCookie, u.Hostname())
+	if err := os.WriteFile(p, []byte(st), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRolesLoadAuthAndStayIsolated(t *testing.T) {
+	dir := t.TempDir()
+	c := connect(t, Config{Roles: rolesConfig(t, "admin="+authFile(t, dir, "admin.json"))})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "admin"})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	got := c.ok("browser_evaluate", map[string]any{"function": "() => document.cookie.includes('session=')", "role": "admin"})
+	mustContain(t, got, "Result: true")
+	got = c.ok("browser_evaluate", map[string]any{"function": "() => document.cookie.includes('session=')"})
+	mustContain(t, got, "Result: false")
+}
+
+func TestAuthFileProblems(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.json")
+	broken := filepath.Join(dir, "broken.json")
+	os.WriteFile(broken, []byte(`{"cookies": [{"value": "`+secretCookie+`"`), 0o600)
+	cfg := rolesConfig(t, "visitor="+missing)
+	cfg2, err := roles.Load(writeConfig(t, dir, `{"roles": {"admin": {"authFile": "broken.json", "authRequired": true, "defaultUrl": "`+fx.Page("form.html")+`"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Optional auth: a warning, and public pages still work.
+	c := connect(t, Config{Roles: cfg})
+	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "visitor"})
+	mustContain(t, res, "Title: Sign in", "Warning: role visitor is not signed in: its auth file "+missing+" is missing", `browser_save_auth(role="visitor")`)
+
+	// Required auth: AUTHENTICATION_FAILED with the way to sign in again;
+	// following it works, and saving makes the warning go away.
+	c = connect(t, Config{Roles: cfg2})
+	r := c.fail("browser_snapshot", map[string]any{"role": "admin"}, llmerr.AuthenticationFailed)
+	mustContain(t, r.Text, "must be signed in, but its auth file", "is malformed", "syntax error at byte",
+		`1. browser_navigate(url="`+fx.Page("form.html")+`", role="admin")`, `browser_save_auth(role="admin")`)
+	if strings.Contains(r.Text, secretCookie) || strings.Contains(fmt.Sprint(r.Structured), secretCookie) {
+		t.Fatal("the auth file's secret reached the error")
+	}
+	last := c.follow(r)
+	mustContain(t, last, "Saved the sign-in of role admin to "+filepath.Join(dir, "broken.json"))
+	if err := roles.CheckAuthFile(filepath.Join(dir, "broken.json")); err != nil {
+		t.Errorf("the saved file is not a storage state: %v", err)
+	}
+}
+
+func writeConfig(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "retrace.json")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
