@@ -102,7 +102,7 @@ func FindDriver(dir string) (driverDir, node string, err error) {
 		if verr == nil {
 			why = fmt.Sprintf("the driver in %s is version %s, retrace needs %s", dir, v, DriverVersion)
 		}
-		return "", "", setupError("driver", why, "run: retrace install")
+		return "", "", setupError("the Playwright driver", why, "run: retrace install")
 	}
 	node, err = findNode(dir)
 	if err != nil {

@@ -134,6 +134,9 @@ func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmer
 	}
 	t, err := r.resolve(ref)
 	if err != nil {
+		if e, ok := llmerr.As(err); ok && e.Code == llmerr.UnknownRef {
+			return nil, c.otherRoleRef(e, r.name, retryArgs)
+		}
 		return nil, r.withCandidates(err, c.tool, retryArgs)
 	}
 	before := pageState(t.tab)
@@ -149,6 +152,37 @@ func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmer
 		return nil, e
 	}
 	return s.report(ctx, t, before, mark, what), nil
+}
+
+// otherRoleRef says so when an unknown ref was issued in another role of
+// the session, and makes the same call in that role the first step.
+func (c *call) otherRoleRef(e *llmerr.Error, here string, retryArgs []llmerr.Arg) error {
+	c.sess.mu.Lock()
+	others := make([]*role, 0, len(c.sess.roles))
+	for name, r := range c.sess.roles {
+		if name != here {
+			others = append(others, r)
+		}
+	}
+	c.sess.mu.Unlock()
+	for _, o := range others {
+		if rec, err := o.reg.Lookup(e.Ref); err == nil {
+			e.Cause = fmt.Sprintf("it was issued in role %s (for its %s), and this call acts as role %s; refs never cross roles", o.name, rec.Element(), here)
+			args := []llmerr.Arg{llmerr.A("ref", e.Ref)}
+			for _, a := range retryArgs {
+				if a.Name != "role" {
+					args = append(args, a)
+				}
+			}
+			e.Actions = []llmerr.Action{
+				{Tool: c.tool, Why: "act in the role that issued the ref", Args: append(args, llmerr.A("role", o.name))},
+				llmerr.Call("browser_snapshot", "or get refs for this role's page", llmerr.A("role", here)),
+			}
+			e.Note = ""
+			return e
+		}
+	}
+	return e
 }
 
 // withCandidates adds to a stale-ref error where the element is now: when

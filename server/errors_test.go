@@ -186,3 +186,17 @@ func TestEvaluate(t *testing.T) {
 		}
 	}
 }
+
+func TestSetupRequired(t *testing.T) {
+	// A machine without the driver: the server answers, the call explains.
+	none := browser.NewManager(browser.Options{DriverDir: "/nonexistent/retrace-driver", Headless: true})
+	defer none.Close()
+	c := connectServer(t, New(Config{}, none))
+	for i := 0; i < 2; i++ {
+		r := c.fail("browser_navigate", map[string]any{"url": fx.Page("form.html")}, llmerr.SetupRequired)
+		mustContain(t, r.Text, "retrace install")
+		if i == 0 {
+			c.golden("SETUP_REQUIRED", r)
+		}
+	}
+}

@@ -119,3 +119,46 @@ func writeConfig(t *testing.T, dir, body string) string {
 	}
 	return p
 }
+
+func TestRefOfAnotherRole(t *testing.T) {
+	c := connect(t, Config{Roles: rolesConfig(t, "customer=/nonexistent/customer.json")})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "customer"})
+	snap := c.ok("browser_snapshot", map[string]any{"role": "customer"})
+	ref := refOf(t, snap, `button "Sign in"`)
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("nav.html")})
+	r := c.fail("browser_click", map[string]any{"ref": ref}, llmerr.UnknownRef)
+	mustContain(t, r.Text, `it was issued in role customer (for its button "Sign in")`, `1. browser_click(ref="`+ref+`", role="customer")`)
+	c.follow(r)
+}
+
+func TestAuthFailedGolden(t *testing.T) {
+	cfg, err := roles.Load(writeConfig(t, t.TempDir(), `{"roles": {"admin": {"authFile": "`+
+		mustAbs(t, "../testdata/auth/malformed.json")+`", "authRequired": true, "defaultUrl": "`+fx.Page("form.html")+`"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, Config{Roles: cfg})
+	r := c.fail("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "admin"}, llmerr.AuthenticationFailed)
+	wd, _ := os.Getwd()
+	r.Text = strings.ReplaceAll(r.Text, filepath.Dir(wd), "{{REPO}}")
+	for k, v := range r.Structured {
+		if s, ok := v.(string); ok {
+			r.Structured[k] = strings.ReplaceAll(s, filepath.Dir(wd), "{{REPO}}")
+		}
+	}
+	delete(r.Structured, "details")
+	delete(r.Structured, "actions")
+	c.golden("AUTHENTICATION_FAILED", r)
+	if strings.Contains(r.Text, "never-shown") {
+		t.Fatal("the auth file's secret reached the error")
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
