@@ -2,6 +2,7 @@ package browser
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/playwright-community/playwright-go"
@@ -135,6 +136,29 @@ func (t *Tab) Mark() Mark {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return Mark{navSeq: t.navSeq, navReq: t.navReq, reqSeq: t.reqSeq}
+}
+
+// Pending returns the URLs of the requests started since m that are still
+// running, oldest first.
+func (t *Tab) Pending(m Mark) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	type p struct {
+		seq int
+		url string
+	}
+	var ps []p
+	for r, seq := range t.inflight {
+		if seq > m.reqSeq {
+			ps = append(ps, p{seq, r.URL()})
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].seq < ps[j].seq })
+	urls := make([]string, len(ps))
+	for i, x := range ps {
+		urls[i] = x.url
+	}
+	return urls
 }
 
 // state returns, under the lock, what happened since m and the channel that

@@ -103,10 +103,10 @@ func (e Entry) Warning() string {
 		}
 		return fmt.Sprintf("%s is missing: %s. %s.", capitalize(what), why, capitalize(todo))
 	case e.Kind == AuthLoad:
-		return fmt.Sprintf("role %s is browsing signed out: its auth file %s is %s (%s). Public pages work; to sign in, log in through the page and call browser_save_auth(role=%q).",
+		return fmt.Sprintf("Role %s is browsing signed out: its auth file %s is %s (%s). Public pages work; to sign in, log in through the page and call browser_save_auth(role=%q).",
 			e.Role, e.AuthFile, e.Reason, e.Detail, e.Role)
 	case e.Kind == AuthCheck:
-		return fmt.Sprintf("role %s looks signed out: %s. Sign in through the page, then call browser_save_auth(role=%q).", e.Role, e.Detail, e.Role)
+		return fmt.Sprintf("Role %s looks signed out: %s. Sign in through the page, then call browser_save_auth(role=%q).", e.Role, e.Detail, e.Role)
 	}
 	return fmt.Sprintf("%s failed: %s", e.Kind, e.Detail)
 }

@@ -151,7 +151,11 @@ func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmer
 		}
 		return nil, e
 	}
-	return s.report(ctx, t, before, mark, what), nil
+	res := s.report(ctx, t, before, mark, what)
+	if pageState(t.tab).url != before.url {
+		r.log.Frames() // the page left took its missing frames with it
+	}
+	return res, nil
 }
 
 // otherRoleRef says so when an unknown ref was issued in another role of

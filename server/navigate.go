@@ -68,6 +68,7 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: target,
 			Timeout: s.cfg.NavigationTimeout, Navigating: true})
 	}
+	r.log.Frames() // what was missing on the page left is no longer missing
 	lim := browser.DefaultSettleLimits(s.cfg.NavigationTimeout)
 	tab.Settle(ctx, mark, lim)
 	var b strings.Builder
@@ -82,6 +83,16 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 	}
 	title, _ := tab.Page.Title()
 	fmt.Fprintf(&b, "Title: %s\n", title)
+	if pending := tab.Pending(mark); len(pending) > 0 {
+		// Reported, not waited for: a frame or request that never ends
+		// must not hold the agent.
+		shown := pending[:min(3, len(pending))]
+		fmt.Fprintf(&b, "Still loading (not waited for): %s", strings.Join(shown, ", "))
+		if len(pending) > len(shown) {
+			fmt.Fprintf(&b, " and %d more", len(pending)-len(shown))
+		}
+		b.WriteString("\n")
+	}
 	writeDialogs(&b, tab)
 	b.WriteString("Next: browser_snapshot() to see the page and get refs.")
 	return &result{text: b.String()}, nil

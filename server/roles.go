@@ -127,7 +127,7 @@ func (s *Server) saveAuth(ctx context.Context, c *call, _ saveAuthArgs) (*result
 	}
 	// The file holds secrets: only its owner may read it.
 	_ = os.Chmod(rc.AuthFile, 0o600)
-	r.authWarning = ""
+	r.log.AuthWorks()
 	return &result{text: fmt.Sprintf("Saved the sign-in of role %s to %s: %d cookies, local storage of %d origins. The next run starts signed in.",
 		r.name, rc.AuthFile, len(st.Cookies), len(st.Origins))}, nil
 }

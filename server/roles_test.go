@@ -93,7 +93,17 @@ func TestAuthFileProblems(t *testing.T) {
 	// Optional auth: a warning, and public pages still work.
 	c := connect(t, Config{Roles: cfg})
 	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "visitor"})
-	mustContain(t, res, "Title: Sign in", "Warning: role visitor is not signed in: its auth file "+missing+" is missing", `browser_save_auth(role="visitor")`)
+	mustContain(t, res, "Title: Sign in", "Warnings:\n- Role visitor is browsing signed out: its auth file "+missing+" is missing", `browser_save_auth(role="visitor")`)
+	// The warning stays on the role's results until its sign-in works, and
+	// only on that role's.
+	mustContain(t, c.ok("browser_snapshot", map[string]any{"role": "visitor"}), "Role visitor is browsing signed out")
+	if s := c.ok("browser_snapshot", nil); strings.Contains(s, "Warnings:") {
+		t.Errorf("the default role got the visitor's warning:\n%s", s)
+	}
+	mustContain(t, c.ok("browser_save_auth", map[string]any{"role": "visitor"}), "Saved the sign-in of role visitor")
+	if s := c.ok("browser_snapshot", map[string]any{"role": "visitor"}); strings.Contains(s, "Warnings:") {
+		t.Errorf("the warning outlived the fix:\n%s", s)
+	}
 
 	// Required auth: AUTHENTICATION_FAILED with the way to sign in again;
 	// following it works, and saving makes the warning go away.

@@ -9,6 +9,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
 	"github.com/retrace-dev/retrace/roles"
@@ -50,6 +51,7 @@ func (s *session) role(name string) *role {
 		eng.WalkBudget = s.srv.cfg.ActionTimeout * 3 / 5
 		eng.AnswerGrace = s.srv.cfg.ActionTimeout * 2 / 5
 		r = &role{name: name, srv: s.srv, reg: refs.New(), eng: eng}
+		eng.Log = &r.log
 		s.roles[name] = r
 	}
 	return r
@@ -154,8 +156,9 @@ type role struct {
 
 	bctx playwright.BrowserContext
 	tab  *browser.Tab
-	// authWarning says why the role is browsing signed out, while it is.
-	authWarning string
+	// log records the role's partial failures (frames, auth); its entries
+	// come back as warnings on the role's results.
+	log failurelog.Log
 	// authReported is set once a required role's auth failure was returned
 	// as an error.
 	authReported bool
@@ -248,7 +251,7 @@ func (r *role) authState() (string, error) {
 	}
 	err := roles.CheckAuthFile(rc.AuthFile)
 	if err == nil {
-		r.authWarning = ""
+		r.log.AuthWorks()
 		return rc.AuthFile, nil
 	}
 	var p *roles.AuthProblem
@@ -267,8 +270,9 @@ func (r *role) authState() (string, error) {
 			Actions: steps,
 			Details: map[string]any{"authFile": rc.AuthFile, "reason": reason}}
 	}
-	r.authWarning = fmt.Sprintf("role %s is not signed in: its auth file %s is %s (%s). Public pages work; to sign in, log in through the page and call browser_save_auth(role=%q).",
-		r.name, rc.AuthFile, reason, detailOf(err), r.name)
+	r.log.Clear(func(e failurelog.Entry) bool { return e.Kind == failurelog.AuthLoad })
+	r.log.Record(failurelog.Entry{Kind: failurelog.AuthLoad, Reason: failurelog.Reason(reason),
+		Role: r.name, AuthFile: rc.AuthFile, Detail: detailOf(err)})
 	return "", nil
 }
 
@@ -294,11 +298,10 @@ func (r *role) signInSteps(rc *roles.Role) []llmerr.Action {
 	return steps
 }
 
-// warning returns what the role's results should warn about, if anything.
-func (r *role) warning() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.authWarning
+// warnings decides what the role's results should warn about: what its
+// log holds that did not stop the call.
+func (r *role) warnings() []failurelog.Entry {
+	return failurelog.Decide(r.log.Entries()).Warnings
 }
 
 // open reports whether the role's browser context is open.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
 )
 
@@ -74,13 +75,15 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 		if herr != nil {
 			return s.errorResult(llmerr.Classify(herr, llmerr.Situation{Tool: t.Name})), nil
 		}
-		text := out.text
+		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.text}}}
 		if c.role != nil {
-			if w := c.role.warning(); w != "" {
-				text += "\nWarning: " + w
+			// What did not stop the call comes back beside its result.
+			if ws := c.role.warnings(); len(ws) > 0 {
+				res.Content[0] = &mcp.TextContent{Text: out.text + "\n" + failurelog.Render(ws)}
+				res.StructuredContent = map[string]any{"warnings": ws}
 			}
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		return res, nil
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
 )
@@ -48,8 +49,13 @@ type Engine struct {
 	WalkBudget  time.Duration
 	AnswerGrace time.Duration
 
+	// Log, when set, receives the frames that could not be read.
+	Log *failurelog.Log
+
 	// key names the window property where InitScript leaves the bridge.
 	key string
+	// mainDoc is the main frame's document of the capture under way.
+	mainDoc refs.DocID
 
 	mu      sync.Mutex
 	nextDoc refs.DocID
@@ -104,6 +110,9 @@ func (e *Engine) CaptureSubtree(page playwright.Page, reg *refs.Registry, rec re
 
 func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwright.Frame, main bool, root string) (*Snapshot, error) {
 	snap := &Snapshot{Number: reg.BeginSnapshot(), Root: root}
+	if e.Log != nil && root == "" {
+		e.Log.Frames() // observed anew by this snapshot
+	}
 	next := reg.Next()
 	cut := false
 	tree, next, recs, err := e.captureFrame(frame, next, 0, main, root, &cut)
@@ -157,6 +166,9 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 	}
 	if res.Cut {
 		*cut = true
+	}
+	if main && depth == 0 {
+		e.mainDoc = d.id // frame entries belong to this document
 	}
 	res.Tree = compact(res.Tree)
 	next = res.NextRef
@@ -223,6 +235,7 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 		err  error
 	}
 	ch := make(chan out, 1)
+	urlCh := make(chan string, 1) // the child's URL, known before its content
 	go func() {
 		// A panic here would kill the server: no handler's recover covers
 		// this goroutine.
@@ -236,6 +249,7 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 			ch <- out{err: err}
 			return
 		}
+		urlCh <- child.URL()
 		childCut := false
 		tree, nx, rs, err := e.captureFrame(child, next, depth+1, false, "", &childCut)
 		if childCut {
@@ -248,8 +262,12 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 	select {
 	case o := <-ch:
 		n.FrameURL = o.url
+		if o.err == nil && strings.HasPrefix(o.url, "chrome-error://") {
+			o.err = errBlocked
+		}
 		if o.err != nil {
 			n.FrameError = shortReason(o.err)
+			e.record(n, o.err)
 			return next, recs
 		}
 		n.Children = o.tree
@@ -258,8 +276,49 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 		// The abandoned read may still assign refs in the child frame's
 		// bridge; those numbers are skipped, never reused.
 		n.FrameError = fmt.Sprintf("the frame did not answer within %s", e.FrameTimeout)
+		select {
+		case n.FrameURL = <-urlCh:
+		default:
+		}
+		e.record(n, ErrPageBusy)
 		return next + 100000, recs
 	}
+}
+
+// errBlocked stands for a frame that shows Chromium's error page: its load
+// was blocked (by the origin policy, or by the site) or failed.
+var errBlocked = errors.New("its page was blocked or failed to load")
+
+// errInject wraps a failure to install the bridge in a frame.
+var errInject = errors.New("the snapshot script could not run in the frame")
+
+// record puts a child frame's failure in the log with its facts; what it
+// means is decided later, where there is context.
+func (e *Engine) record(n *Node, err error) {
+	if e.Log == nil {
+		return
+	}
+	en := failurelog.Entry{Kind: failurelog.FrameExpansion, Reason: failurelog.ReasonUnknown,
+		FrameURL: n.FrameURL, FrameName: n.Name, Ref: n.Ref, Doc: int(e.mainDoc), Detail: shortReason(err)}
+	low := strings.ToLower(err.Error())
+	switch {
+	case errors.Is(err, ErrPageBusy):
+		en.Kind, en.Reason, en.Detail = failurelog.FrameTimeout, failurelog.ReasonTimeout, ""
+	case errors.Is(err, errBlocked):
+		en.Reason, en.Detail = failurelog.ReasonBlocked, ""
+	case strings.Contains(low, "detached"), strings.Contains(low, "left the page"), contextGone(err),
+		strings.Contains(low, "target closed"), strings.Contains(low, "has been closed"):
+		// The page itself is still being read, so what closed is the frame.
+		en.Kind, en.Reason, en.Detail = failurelog.FrameDetached, failurelog.ReasonDetached, ""
+	case errors.Is(err, errInject):
+		en.Kind = failurelog.FrameInjection
+		if strings.Contains(low, "sandbox") {
+			en.Reason = failurelog.ReasonSandboxed
+		}
+	case strings.Contains(low, "crash"):
+		en.Reason = failurelog.ReasonCrashed
+	}
+	e.Log.Record(en)
 }
 
 // elementOf returns the element of ref in d's document, or nil when the
@@ -339,12 +398,15 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 		}
 		return frame.EvaluateHandle(bridgeSource)
 	})
+	if err != nil && !errors.Is(err, ErrPageBusy) && !contextGone(err) {
+		return nil, fmt.Errorf("%w: %w", errInject, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	h, ok := v.(playwright.JSHandle)
 	if !ok || h == nil {
-		return nil, errors.New("the frame returned no bridge")
+		return nil, fmt.Errorf("%w: the frame returned no bridge", errInject)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Partial failures through the FailureLog, each from a real page: the rest
+// of the page is there, the gap is a placeholder line, a warning says what
+// is missing and why, and it goes away with the page.
+
+func warningsOf(r reply) []map[string]any {
+	ws, _ := r.Structured["warnings"].([]any)
+	out := make([]map[string]any, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, w.(map[string]any))
+	}
+	return out
+}
+
+func TestBusyAndSandboxedFrames(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_frames-partial.html")})
+	r := c.call("browser_snapshot", nil)
+	if r.IsError {
+		t.Fatal(r.Text)
+	}
+	mustContain(t, r.Text, `button "Main button"`, "Footer text", `button "Healthy button"`,
+		`iframe "Busy widget" [ref=`, "(not shown: the frame did not answer within 3s)",
+		"Warnings:\n- The content of iframe \"Busy widget\" [ref=", "is missing: it did not answer in time",
+		`to retry just that frame`)
+	ws := warningsOf(r)
+	if len(ws) != 1 || ws[0]["kind"] != "frame-timeout" || ws[0]["reason"] != "timeout" || ws[0]["mainFrame"] != false ||
+		!strings.Contains(ws[0]["frameUrl"].(string), "_busy-frame.html") {
+		t.Errorf("structured warnings = %v", ws)
+	}
+	// A sandboxed frame without scripts is still read (CDP evaluation is
+	// not page script); its own script never ran, so its button keeps the
+	// markup's text.
+	mustContain(t, r.Text, "iframe \"Sandboxed ad\" [ref=", `button "Inner button"`)
+	t.Logf("snapshot with a busy frame:\n%s", r.Text)
+
+	// Navigating away clears the warning with the page it belonged to.
+	after := c.call("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	if strings.Contains(after.Text, "Warnings:") {
+		t.Errorf("the busy frame's warning outlived its page:\n%s", after.Text)
+	}
+}
+
+func TestFrameRemovedWhileSnapshotRuns(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_big-frame.html")})
+	tab := c.srv.sessionForTest().role(defaultRole).tab
+	go func() {
+		// The page removes the frame while its 150,000 nodes are read.
+		time.Sleep(300 * time.Millisecond)
+		tab.Page.Evaluate(`() => document.getElementById('big').remove()`)
+	}()
+	r := c.call("browser_snapshot", nil)
+	if r.IsError {
+		t.Fatal(r.Text)
+	}
+	mustContain(t, r.Text, `heading "Host"`, "After the frame", `iframe "Big list"`,
+		"is missing: it was removed while the snapshot ran")
+	if ws := warningsOf(r); len(ws) != 1 || ws[0]["kind"] != "frame-detached" {
+		t.Errorf("structured warnings = %v", ws)
+	}
+	// The next snapshot sees the page as it is: no frame, no warning.
+	if s := c.ok("browser_snapshot", nil); strings.Contains(s, "Warnings:") || strings.Contains(s, "Big list") {
+		t.Errorf("after the frame left:\n%s", s)
+	}
+}
+
+func TestHangingFrameDoesNotHoldNavigation(t *testing.T) {
+	c := connect(t, Config{})
+	start := time.Now()
+	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("_hanging-frame.html")})
+	took := time.Since(start)
+	mustContain(t, res, "Title: Hanging frame", "Still loading (not waited for): "+fx.Page("hang"))
+	// Not a speed assertion: waiting for the frame would take the whole
+	// 10 s navigation timeout of the test browser.
+	if took > 8*time.Second {
+		t.Errorf("navigation waited %v for a frame that never loads", took)
+	}
+	mustContain(t, c.ok("browser_snapshot", nil), "Readable text", `iframe "Never loads"`)
+}
+
+func TestBlockedFrameIsAWarning(t *testing.T) {
+	c := connect(t, Config{Origins: OriginPolicy{Blocked: []string{"localhost"}}})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
+	r := c.call("browser_snapshot", nil)
+	mustContain(t, r.Text, `button "Same button"`, `iframe "Cross origin" [ref=`,
+		`The content of iframe "Cross origin"`, "its page was blocked or failed to load")
+	if ws := warningsOf(r); len(ws) != 1 || ws[0]["reason"] != "blocked" {
+		t.Errorf("structured warnings = %v", ws)
+	}
+}
