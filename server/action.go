@@ -152,8 +152,11 @@ func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmer
 		return nil, e
 	}
 	res := s.report(ctx, t, before, mark, what)
-	if pageState(t.tab).url != before.url {
+	if now := pageState(t.tab).url; now != before.url {
 		r.log.Frames() // the page left took its missing frames with it
+		if err := r.checkSignedOut(now); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

@@ -71,6 +71,9 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 	r.log.Frames() // what was missing on the page left is no longer missing
 	lim := browser.DefaultSettleLimits(s.cfg.NavigationTimeout)
 	tab.Settle(ctx, mark, lim)
+	if err := r.checkSignedOut(tab.Page.URL()); err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	final := tab.Page.URL()
 	fmt.Fprintf(&b, "Navigated to %s", final)

@@ -128,6 +128,6 @@ func (s *Server) saveAuth(ctx context.Context, c *call, _ saveAuthArgs) (*result
 	// The file holds secrets: only its owner may read it.
 	_ = os.Chmod(rc.AuthFile, 0o600)
 	r.log.AuthWorks()
-	return &result{text: fmt.Sprintf("Saved the sign-in of role %s to %s: %d cookies, local storage of %d origins. The next run starts signed in.",
-		r.name, rc.AuthFile, len(st.Cookies), len(st.Origins))}, nil
+	return &result{text: fmt.Sprintf("Saved the sign-in of role %s to %s: %d cookie%s, local storage of %d origin%s. The next run starts signed in.",
+		r.name, rc.AuthFile, len(st.Cookies), plural(len(st.Cookies), "s"), len(st.Origins), plural(len(st.Origins), "s"))}, nil
 }

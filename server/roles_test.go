@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/retrace-dev/retrace/fixture"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/roles"
 )
@@ -171,4 +172,49 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+func TestSessionExpiresDuringRun(t *testing.T) {
+	dir := t.TempDir()
+	u, _ := url.Parse(fx.URL)
+	state := fmt.Sprintf(`{"cookies":[{"name":"session","value":%q,"domain":%q,"path":"/","expires":-1,"httpOnly":true,"secure":false,"sameSite":"Lax"}],"origins":[]}`,
+		fixture.SessionCookie, u.Hostname())
+	os.WriteFile(filepath.Join(dir, "shopper.json"), []byte(state), 0o600)
+	cfg, err := roles.Load(writeConfig(t, dir, `{"roles": {
+		"shopper": {"authFile": "shopper.json", "authRequired": true, "loginCheck": {"signedOutUrl": "/login"}},
+		"visitor": {"loginCheck": {"signedOutUrl": "/login"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, Config{Roles: cfg})
+	var outputs []string
+	keep := func(s string) string { outputs = append(outputs, s); return s }
+	keep(c.ok("select_role", map[string]any{"role": "shopper"}))
+	mustContain(t, keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})), "Title: Account")
+
+	// The server ends the session mid-run: the next page is a login redirect.
+	keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/expire"}))
+	r := c.fail("browser_navigate", map[string]any{"url": fx.URL + "/account"}, llmerr.AuthenticationFailed)
+	keep(r.Text)
+	mustContain(t, r.Text, "Role shopper is signed out: the site sent it to its sign-in page", "/login?next=/account",
+		`1. browser_snapshot(role="shopper")`, `2. browser_save_auth(role="shopper")`)
+
+	// The plan: sign in through the page, save; the role works again.
+	snap := keep(c.ok("browser_snapshot", map[string]any{"role": "shopper"}))
+	keep(c.ok("browser_type", map[string]any{"ref": refOf(t, snap, `textbox "User"`), "text": "ada"}))
+	keep(c.ok("browser_type", map[string]any{"ref": refOf(t, snap, `textbox "Password"`), "text": "correct horse", "submit": true}))
+	mustContain(t, keep(c.ok("browser_save_auth", map[string]any{"role": "shopper"})), "1 cookie,")
+	mustContain(t, keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})), "Title: Account")
+
+	// A role whose auth is optional gets a warning instead, and public pages work.
+	res := keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "visitor"}))
+	mustContain(t, res, "Title: Sign in", "Warnings:\n- Role visitor looks signed out: the page went to the sign-in page")
+	mustContain(t, keep(c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "visitor"})), "Warnings:")
+
+	// No output ever carried the session secret.
+	for _, o := range outputs {
+		if strings.Contains(o, fixture.SessionCookie) {
+			t.Fatalf("a result carried the session cookie:\n%s", o)
+		}
+	}
 }

@@ -298,6 +298,31 @@ func (r *role) signInSteps(rc *roles.Role) []llmerr.Action {
 	return steps
 }
 
+// checkSignedOut applies the role's login check to the URL a navigation
+// landed on. Landing on the signed-out page (a login redirect) is
+// AUTHENTICATION_FAILED for a role that requires auth and a warning
+// otherwise; landing anywhere else on the checked site keeps nothing to
+// warn about.
+func (r *role) checkSignedOut(landed string) error {
+	rc, _ := r.srv.cfg.Roles.Get(r.name)
+	if rc == nil || rc.LoginCheck == nil || !rc.LoginCheck.SignedOut(landed) {
+		return nil
+	}
+	r.log.Clear(func(e failurelog.Entry) bool { return e.Kind == failurelog.AuthCheck })
+	detail := fmt.Sprintf("the page went to the sign-in page %s", landed)
+	if rc.AuthRequired {
+		return &llmerr.Error{Code: llmerr.AuthenticationFailed, Role: r.name, URL: landed,
+			Message: fmt.Sprintf("Role %s is signed out: the site sent it to its sign-in page.", r.name),
+			Cause:   "its session ended (expired or revoked) or its auth file holds an old sign-in",
+			Actions: append([]llmerr.Action{llmerr.Call("browser_snapshot", "this is the sign-in page: fill in the form (browser_type, browser_click)", llmerr.A("role", r.name))},
+				llmerr.Call("browser_save_auth", "save the new sign-in for the next run", llmerr.A("role", r.name))),
+			Details: map[string]any{"signedOutUrl": rc.LoginCheck.SignedOutURL}}
+	}
+	r.log.Record(failurelog.Entry{Kind: failurelog.AuthCheck, Reason: failurelog.ReasonSignedOut,
+		Role: r.name, AuthFile: rc.AuthFile, Detail: detail})
+	return nil
+}
+
 // warnings decides what the role's results should warn about: what its
 // log holds that did not stop the call.
 func (r *role) warnings() []failurelog.Entry {
