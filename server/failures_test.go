@@ -96,3 +96,14 @@ func TestBlockedFrameIsAWarning(t *testing.T) {
 		t.Errorf("structured warnings = %v", ws)
 	}
 }
+
+func TestHostileFrameIsRead(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_frames-hostile.html")})
+	r := c.call("browser_snapshot", nil)
+	mustContain(t, r.Text, `iframe "Hostile" [ref=`, `button "Still reachable" [ref=`, `button "Host button"`)
+	if strings.Contains(r.Text, "Warnings:") {
+		t.Errorf("a frame that breaks Function.prototype.call was not read:\n%s", r.Text)
+	}
+	c.ok("browser_click", map[string]any{"ref": refOf(t, r.Text, `button "Still reachable"`)})
+}

@@ -54,6 +54,19 @@ func (s *Server) selectRole(ctx context.Context, c *call, in selectRoleArgs) (*r
 	prev := c.sess.current
 	c.sess.current = r.Name
 	c.sess.mu.Unlock()
+	// Selecting a role is a decision point: say now if its sign-in cannot
+	// work, rather than on its first page.
+	st := c.sess.role(r.Name)
+	st.mu.Lock()
+	var authErr error
+	if st.bctx == nil {
+		_, authErr = st.authState()
+	}
+	st.mu.Unlock()
+	c.role = st
+	if authErr != nil {
+		return nil, authErr
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Acting as %s (was %s).", r.Name, prev)
 	if r.DefaultURL != "" {

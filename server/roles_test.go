@@ -91,8 +91,11 @@ func TestAuthFileProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Optional auth: a warning, and public pages still work.
+	// Optional auth: a warning from the moment the role is selected, and
+	// public pages still work.
 	c := connect(t, Config{Roles: cfg})
+	mustContain(t, c.ok("select_role", map[string]any{"role": "visitor"}), "Acting as visitor", "Warnings:\n- Role visitor is browsing signed out")
+	c.ok("select_role", map[string]any{"role": "default"})
 	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "visitor"})
 	mustContain(t, res, "Title: Sign in", "Warnings:\n- Role visitor is browsing signed out: its auth file "+missing+" is missing", `browser_save_auth(role="visitor")`)
 	// The warning stays on the role's results until its sign-in works, and

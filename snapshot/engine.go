@@ -393,7 +393,10 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 	// Adopt the bridge the init script left; frames that predate the script
 	// get one now (Playwright's evaluation, which no page CSP blocks).
 	v, err := withTimeout(e.WalkBudget+e.AnswerGrace, func() (any, error) {
-		if has, err := frame.Evaluate(`k => Object.prototype.hasOwnProperty.call(window, k)`, e.key); err == nil && has == true {
+		// No page built-in is used to look: a frame may have replaced them
+		// (even Function.prototype.call), and the property itself cannot be
+		// replaced, being non-writable and non-configurable.
+		if has, err := frame.Evaluate(`k => typeof window[k] === 'object'`, e.key); err == nil && has == true {
 			return frame.EvaluateHandle(`k => window[k]`, e.key)
 		}
 		return frame.EvaluateHandle(bridgeSource)
