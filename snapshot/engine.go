@@ -59,8 +59,10 @@ type Engine struct {
 
 	mu      sync.Mutex
 	nextDoc refs.DocID
-	docs    map[refs.DocID]*doc
-	current map[playwright.Frame]*doc
+	// poisoned counts, per frame, the reads abandoned on a timeout.
+	poisoned map[playwright.Frame]int
+	docs     map[refs.DocID]*doc
+	current  map[playwright.Frame]*doc
 }
 
 // NewEngine returns an engine with no bridges installed.
@@ -68,8 +70,9 @@ func NewEngine() *Engine {
 	var k [12]byte
 	_, _ = rand.Read(k[:])
 	return &Engine{key: "__retrace_" + hex.EncodeToString(k[:]), FrameTimeout: 3 * time.Second, WalkBudget: 4 * time.Second, AnswerGrace: 2 * time.Second,
-		docs:    map[refs.DocID]*doc{},
-		current: map[playwright.Frame]*doc{}}
+		docs:     map[refs.DocID]*doc{},
+		current:  map[playwright.Frame]*doc{},
+		poisoned: map[playwright.Frame]int{}}
 }
 
 // Snapshot is one captured page.
@@ -236,6 +239,7 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 	}
 	ch := make(chan out, 1)
 	urlCh := make(chan string, 1) // the child's URL, known before its content
+	frameCh := make(chan playwright.Frame, 1)
 	go func() {
 		// A panic here would kill the server: no handler's recover covers
 		// this goroutine.
@@ -250,6 +254,7 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 			return
 		}
 		urlCh <- child.URL()
+		frameCh <- child
 		childCut := false
 		tree, nx, rs, err := e.captureFrame(child, next, depth+1, false, "", &childCut)
 		if childCut {
@@ -281,7 +286,16 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 		default:
 		}
 		e.record(n, ErrPageBusy)
-		return next + 100000, recs
+		select {
+		case f := <-frameCh:
+			e.poison(f)
+			return next, recs
+		default:
+			// The child frame was not even found yet: its read can assign
+			// no ref, but an install may still land; skip a block of
+			// numbers to be safe.
+			return next + 10000, recs
+		}
 	}
 }
 
@@ -386,6 +400,7 @@ func (e *Engine) InitScript() string {
 func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 	e.mu.Lock()
 	d := e.current[frame]
+	gen, poisoned := e.poisoned[frame]
 	e.mu.Unlock()
 	if d != nil {
 		return d, nil
@@ -396,8 +411,10 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 		// No page built-in is used to look: a frame may have replaced them
 		// (even Function.prototype.call), and the property itself cannot be
 		// replaced, being non-writable and non-configurable.
-		if has, err := frame.Evaluate(`k => typeof window[k] === 'object'`, e.key); err == nil && has == true {
-			return frame.EvaluateHandle(`k => window[k]`, e.key)
+		if !poisoned {
+			if has, err := frame.Evaluate(`k => typeof window[k] === 'object'`, e.key); err == nil && has == true {
+				return frame.EvaluateHandle(`k => window[k]`, e.key)
+			}
 		}
 		return frame.EvaluateHandle(bridgeSource)
 	})
@@ -416,8 +433,22 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 	e.nextDoc++
 	d = &doc{id: e.nextDoc, frame: frame, handle: h, main: main}
 	e.docs[d.id] = d
-	e.current[frame] = d
+	// An install that a timeout abandoned meanwhile must not become the
+	// frame's bridge: its walk may still hand out numbers.
+	if g, p := e.poisoned[frame]; !p || !poisoned || g == gen {
+		e.current[frame] = d
+	}
 	return d, nil
+}
+
+// poison sets aside the frame's bridge after a read of it was abandoned:
+// that instance may still assign ref numbers that later go to other
+// elements, so it is never used again, and the frame gets a fresh instance.
+func (e *Engine) poison(frame playwright.Frame) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.current, frame)
+	e.poisoned[frame]++
 }
 
 // forget drops d as its frame's current bridge (its document is gone).
@@ -435,6 +466,7 @@ func (e *Engine) Reset() {
 	defer e.mu.Unlock()
 	e.current = map[playwright.Frame]*doc{}
 	e.docs = map[refs.DocID]*doc{}
+	e.poisoned = map[playwright.Frame]int{}
 }
 
 // Resolve returns the element a recorded ref points to, or a typed error
