@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
 )
 
@@ -102,6 +103,9 @@ func (s *Server) listRoles(ctx context.Context, c *call, _ noArgs) (*result, err
 		} else {
 			b.WriteString(", browser not open yet")
 		}
+		if r.AuthFile != "" {
+			b.WriteString(", auth: " + authStatus(st))
+		}
 		b.WriteString("\n")
 	}
 	b.WriteString("(* = current role; browser tools take role=\"...\" to act as another without switching)")
@@ -143,4 +147,24 @@ func (s *Server) saveAuth(ctx context.Context, c *call, _ saveAuthArgs) (*result
 	r.log.AuthWorks()
 	return &result{text: fmt.Sprintf("Saved the sign-in of role %s to %s: %d cookie%s, local storage of %d origin%s. The next run starts signed in.",
 		r.name, rc.AuthFile, len(st.Cookies), plural(len(st.Cookies), "s"), len(st.Origins), plural(len(st.Origins), "s"))}, nil
+}
+
+// authStatus is the role's sign-in as last observed: from its FailureLog,
+// or from whether its auth file was loaded.
+func authStatus(st *role) string {
+	if st == nil {
+		return "not checked yet"
+	}
+	for _, e := range st.log.Entries() {
+		switch e.Kind {
+		case failurelog.AuthLoad:
+			return fmt.Sprintf("signed out (auth file %s)", e.Reason)
+		case failurelog.AuthCheck:
+			return "signed out (sent to the sign-in page)"
+		}
+	}
+	if st.open() {
+		return "auth file loaded"
+	}
+	return "not checked yet"
 }

@@ -94,7 +94,9 @@ func TestAuthFileProblems(t *testing.T) {
 	// Optional auth: a warning from the moment the role is selected, and
 	// public pages still work.
 	c := connect(t, Config{Roles: cfg})
+	mustContain(t, c.ok("list_current_roles", nil), "visitor — auth file "+missing+", browser not open yet, auth: not checked yet")
 	mustContain(t, c.ok("select_role", map[string]any{"role": "visitor"}), "Acting as visitor", "Warnings:\n- Role visitor is browsing signed out")
+	mustContain(t, c.ok("list_current_roles", nil), "auth: signed out (auth file missing)")
 	c.ok("select_role", map[string]any{"role": "default"})
 	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "visitor"})
 	mustContain(t, res, "Title: Sign in", "Warnings:\n- Role visitor is browsing signed out: its auth file "+missing+" is missing", `browser_save_auth(role="visitor")`)
