@@ -68,15 +68,11 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*resul
 		})
 		return res, err
 	}
-	r, unlock, err := c.lockRole()
+	_, tab, unlock, err := c.lockTab()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	tab, err := r.ensureTab()
-	if err != nil {
-		return nil, err
-	}
 	out, err = tab.Page.Evaluate(fn)
 	if err != nil {
 		return nil, fail(err, tab.Page.URL())

@@ -130,6 +130,21 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// lockTab is lockRole for the tools that read or script the page: it also
+// makes sure the role has a page. The returned unlock is nil on error.
+func (c *call) lockTab() (*role, *browser.Tab, func(), error) {
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tab, err := r.ensureTab()
+	if err != nil {
+		unlock()
+		return nil, nil, nil, err
+	}
+	return r, tab, unlock, nil
+}
+
 // unknownRole lists the roles there are and, when one is close to name,
 // makes selecting it the first step.
 func unknownRole(cfg *roles.Config, tool, name string) *llmerr.Error {

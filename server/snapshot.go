@@ -50,15 +50,11 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*resul
 			Cause:   fmt.Sprintf("got budget=%d, offset=%d", budget, in.Offset),
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "without them, or with positive values")}}
 	}
-	r, unlock, err := c.lockRole()
+	r, tab, unlock, err := c.lockTab()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	tab, err := r.ensureTab()
-	if err != nil {
-		return nil, err
-	}
 	var snap *snapshot.Snapshot
 	if in.Ref != "" {
 		rec, lerr := r.reg.Lookup(in.Ref)
@@ -91,15 +87,11 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*result, error
 	if limit <= 0 {
 		limit = 20
 	}
-	r, unlock, err := c.lockRole()
+	r, tab, unlock, err := c.lockTab()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	tab, err := r.ensureTab()
-	if err != nil {
-		return nil, err
-	}
 	snap, err := r.eng.Capture(tab.Page, r.reg)
 	if err != nil {
 		return nil, snapshotError(c.tool, tab.Page.URL(), err)
