@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +53,56 @@ type client struct {
 	t   *testing.T
 	srv *Server
 	cs  *mcp.ClientSession
+	// record keeps every result, text and structured, for assertNoSecret.
+	record bool
+	mu     sync.Mutex
+	seen   []string
+}
+
+// callAsync calls a tool from another goroutine: protocol errors are
+// reported, not fatal.
+func (c *client) callAsync(name string, args map[string]any) reply {
+	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Errorf("%s: protocol error: %v", name, err)
+		return reply{}
+	}
+	return c.toReply(res)
+}
+
+// assertNoSecret fails if any recorded output contains one of secrets.
+func (c *client) assertNoSecret(secrets ...string) {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.seen) == 0 {
+		c.t.Fatal("nothing was recorded: set record before the calls")
+	}
+	for _, out := range c.seen {
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				c.t.Errorf("an output carried a secret:\n%s", out)
+			}
+		}
+	}
+}
+
+// syncBuffer collects log output written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // connect starts a server on the shared browser and connects a client to it
@@ -102,6 +153,15 @@ func (c *client) call(name string, args map[string]any) reply {
 	if err != nil {
 		c.t.Fatalf("%s(%v): protocol error: %v", name, args, err)
 	}
+	r := c.toReply(res)
+	if r.IsError {
+		c.checkPlan(name, r)
+	}
+	return r
+}
+
+// toReply turns a tool result into a reply, recording it when asked.
+func (c *client) toReply(res *mcp.CallToolResult) reply {
 	var r reply
 	r.IsError = res.IsError
 	for _, ct := range res.Content {
@@ -109,12 +169,15 @@ func (c *client) call(name string, args map[string]any) reply {
 			r.Text += tc.Text
 		}
 	}
+	var data []byte
 	if res.StructuredContent != nil {
-		data, _ := json.Marshal(res.StructuredContent)
+		data, _ = json.Marshal(res.StructuredContent)
 		_ = json.Unmarshal(data, &r.Structured)
 	}
-	if r.IsError {
-		c.checkPlan(name, r)
+	if c.record {
+		c.mu.Lock()
+		c.seen = append(c.seen, r.Text+"\n"+string(data))
+		c.mu.Unlock()
 	}
 	return r
 }

@@ -2,13 +2,14 @@ package server
 
 import (
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
-	"github.com/retrace-dev/retrace/fixture"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/roles"
 )
@@ -73,6 +74,8 @@ func authFile(t *testing.T, dir, name string) string {
 func TestRolesLoadAuthAndStayIsolated(t *testing.T) {
 	dir := t.TempDir()
 	c := connect(t, Config{Roles: rolesConfig(t, "admin="+authFile(t, dir, "admin.json"))})
+	c.record = true
+	defer c.assertNoSecret(secretCookie)
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "admin"})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	got := c.ok("browser_evaluate", map[string]any{"function": "() => document.cookie.includes('session=')", "role": "admin"})
@@ -114,6 +117,8 @@ func TestAuthFileProblems(t *testing.T) {
 	// Required auth: AUTHENTICATION_FAILED with the way to sign in again;
 	// following it works, and saving makes the warning go away.
 	c = connect(t, Config{Roles: cfg2})
+	c.record = true
+	defer c.assertNoSecret(secretCookie)
 	r := c.fail("browser_snapshot", map[string]any{"role": "admin"}, llmerr.AuthenticationFailed)
 	mustContain(t, r.Text, "must be signed in, but its auth file", "is malformed", "syntax error at byte",
 		`1. browser_navigate(url="`+fx.Page("form.html")+`", role="admin")`, `browser_save_auth(role="admin")`)
@@ -181,10 +186,8 @@ func mustAbs(t *testing.T, p string) string {
 
 func TestSessionExpiresDuringRun(t *testing.T) {
 	dir := t.TempDir()
-	u, _ := url.Parse(fx.URL)
-	state := fmt.Sprintf(`{"cookies":[{"name":"session","value":%q,"domain":%q,"path":"/","expires":-1,"httpOnly":true,"secure":false,"sameSite":"Lax"}],"origins":[]}`,
-		fixture.SessionCookie, u.Hostname())
-	os.WriteFile(filepath.Join(dir, "shopper.json"), []byte(state), 0o600)
+	token := fx.NewSession("ada")
+	writeState(t, filepath.Join(dir, "shopper.json"), token, "")
 	cfg, err := roles.Load(writeConfig(t, dir, `{"roles": {
 		"shopper": {"authFile": "shopper.json", "authRequired": true, "loginCheck": {"signedOutUrl": "/login"}},
 		"visitor": {"loginCheck": {"signedOutUrl": "/login"}}}}`))
@@ -218,8 +221,72 @@ func TestSessionExpiresDuringRun(t *testing.T) {
 
 	// No output ever carried the session secret.
 	for _, o := range outputs {
-		if strings.Contains(o, fixture.SessionCookie) {
+		if strings.Contains(o, token) {
 			t.Fatalf("a result carried the session cookie:\n%s", o)
+		}
+	}
+}
+
+// writeState writes a storage state with the fixture app's session cookie
+// and, if theme is set, the theme the app keeps in local storage.
+func writeState(t *testing.T, path, token, theme string) {
+	t.Helper()
+	u, _ := url.Parse(fx.URL)
+	origins := "[]"
+	if theme != "" {
+		origins = fmt.Sprintf(`[{"origin":%q,"localStorage":[{"name":"theme","value":%q}]}]`, fx.URL, theme)
+	}
+	state := fmt.Sprintf(`{"cookies":[{"name":"session","value":%q,"domain":%q,"path":"/","expires":-1,"httpOnly":true,"secure":false,"sameSite":"Lax"}],"origins":%s}`,
+		token, u.Hostname(), origins)
+	if err := os.WriteFile(path, []byte(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTwoRolesAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	adminToken, customerToken := fx.NewSession("admin"), fx.NewSession("customer")
+	writeState(t, filepath.Join(dir, "admin.json"), adminToken, "dark")
+	writeState(t, filepath.Join(dir, "customer.json"), customerToken, "light")
+	var logs syncBuffer
+	cfg := rolesConfig(t, "admin="+filepath.Join(dir, "admin.json"), "customer="+filepath.Join(dir, "customer.json"))
+	c := connectServer(t, New(Config{Roles: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, browsers))
+	c.record = true
+
+	// Both roles act at the same moment, each in its own context.
+	var wg sync.WaitGroup
+	got := map[string]reply{}
+	var mu sync.Mutex
+	for _, role := range []string{"admin", "customer"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := c.callAsync("browser_navigate", map[string]any{"url": fx.URL + "/admin", "role": role})
+			mu.Lock()
+			got[role] = r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	mustContain(t, got["admin"].Text, "Title: Admin", "HTTP 200")
+	mustContain(t, got["customer"].Text, "Title: Forbidden", "HTTP 403")
+
+	// Cookies and local storage never cross roles.
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "admin"}), "Title: Account")
+	mustContain(t, c.ok("browser_snapshot", map[string]any{"role": "admin"}), "Signed in as admin", "Theme: dark")
+	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "customer"})
+	mustContain(t, c.ok("browser_snapshot", map[string]any{"role": "customer"}), "Signed in as customer", "Theme: light")
+	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})
+	mustContain(t, c.ok("browser_snapshot", nil), "Title: Sign in") // the default role is nobody
+	c.ok("list_current_roles", nil)
+	c.ok("browser_save_auth", map[string]any{"role": "customer"})
+
+	// No secret of the auth files reached a result, an error, a structured
+	// field or a log line.
+	c.assertNoSecret(adminToken, customerToken)
+	for _, s := range []string{adminToken, customerToken} {
+		if strings.Contains(logs.String(), s) {
+			t.Errorf("the log carried a session secret")
 		}
 	}
 }
