@@ -290,3 +290,27 @@ func TestTwoRolesAtOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestLoginCheckURL(t *testing.T) {
+	dir := t.TempDir()
+	writeState(t, filepath.Join(dir, "stale.json"), "sess-revoked-long-ago", "")
+	writeState(t, filepath.Join(dir, "fresh.json"), fx.NewSession("ada"), "")
+	cfg, err := roles.Load(writeConfig(t, dir, `{"roles": {
+		"stale": {"authFile": "stale.json", "authRequired": true, "loginCheck": {"url": "`+fx.URL+`/account", "signedOutUrl": "/login"}},
+		"lapsed": {"authFile": "stale.json", "loginCheck": {"url": "`+fx.URL+`/account", "signedOutUrl": "/login"}},
+		"fresh": {"authFile": "fresh.json", "authRequired": true, "loginCheck": {"url": "`+fx.URL+`/account", "signedOutUrl": "/login"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, Config{Roles: cfg})
+	r := c.fail("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "stale"}, llmerr.AuthenticationFailed)
+	mustContain(t, r.Text, "Role stale is signed out: its check page "+fx.URL+"/account landed on "+fx.URL+"/login?next=/account",
+		`1. browser_navigate(url="`+fx.URL+`/account", role="stale")`)
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "lapsed"}),
+		"Warnings:\n- Role lapsed looks signed out: its check page")
+	res := c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "fresh"})
+	mustContain(t, res, "Title: Account")
+	if strings.Contains(res, "Warnings:") {
+		t.Errorf("a working sign-in was warned about:\n%s", res)
+	}
+}

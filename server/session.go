@@ -252,6 +252,62 @@ func (r *role) openContext() error {
 		return err
 	}
 	r.bctx = bctx
+	if state != "" {
+		if err := r.runLoginCheck(); err != nil {
+			r.closeLocked()
+			return err
+		}
+	}
+	return nil
+}
+
+// runLoginCheck loads the role's loginCheck.url in a page of its own and
+// sees where it lands: on the signed-out page, or redirected away from the
+// check page, or refused (401/403), the loaded sign-in does not work.
+func (r *role) runLoginCheck() error {
+	rc, _ := r.srv.cfg.Roles.Get(r.name)
+	if rc.LoginCheck == nil || rc.LoginCheck.URL == "" {
+		return nil
+	}
+	page, err := r.bctx.NewPage()
+	if err != nil {
+		return err
+	}
+	defer page.Close()
+	resp, err := page.Goto(rc.LoginCheck.URL, playwright.PageGotoOptions{
+		WaitUntil: playwright.WaitUntilStateDomcontentloaded,
+		Timeout:   playwright.Float(float64(r.srv.cfg.NavigationTimeout.Milliseconds())),
+	})
+	if err != nil {
+		// The check could not run; browsing may still work, so say so.
+		r.log.Record(failurelog.Entry{Kind: failurelog.AuthCheck, Reason: failurelog.ReasonUnknown, Role: r.name,
+			AuthFile: rc.AuthFile, Detail: "the check page " + rc.LoginCheck.URL + " did not load"})
+		return nil
+	}
+	landed := page.URL()
+	status := 0
+	if resp != nil {
+		status = resp.Status()
+	}
+	signedOut := rc.LoginCheck.SignedOut(landed) || status == 401 || status == 403 ||
+		(rc.LoginCheck.SignedOutURL == "" && strings.TrimRight(landed, "/") != strings.TrimRight(rc.LoginCheck.URL, "/"))
+	if !signedOut {
+		return nil
+	}
+	detail := fmt.Sprintf("its check page %s landed on %s", rc.LoginCheck.URL, landed)
+	if status == 401 || status == 403 {
+		detail = fmt.Sprintf("its check page %s answered HTTP %d", rc.LoginCheck.URL, status)
+	}
+	if rc.AuthRequired && !r.authReported {
+		r.authReported = true
+		return &llmerr.Error{Code: llmerr.AuthenticationFailed, Role: r.name, URL: rc.LoginCheck.URL,
+			Message: fmt.Sprintf("Role %s is signed out: %s.", r.name, detail),
+			Cause:   "the sign-in saved in " + rc.AuthFile + " has expired or was revoked",
+			Actions: r.signInSteps(rc),
+			Details: map[string]any{"authFile": rc.AuthFile, "landed": landed}}
+	}
+	r.log.Record(failurelog.Entry{Kind: failurelog.AuthCheck, Reason: failurelog.ReasonSignedOut, Role: r.name,
+		AuthFile: rc.AuthFile, Detail: detail})
 	return nil
 }
 
@@ -304,8 +360,12 @@ func detailOf(err error) string {
 func (r *role) signInSteps(rc *roles.Role) []llmerr.Action {
 	roleArg := llmerr.A("role", r.name)
 	var steps []llmerr.Action
-	if rc.DefaultURL != "" {
-		steps = append(steps, llmerr.Call("browser_navigate", "open the role's start page (it leads to sign-in)", llmerr.A("url", rc.DefaultURL), roleArg))
+	start := rc.DefaultURL
+	if start == "" && rc.LoginCheck != nil {
+		start = rc.LoginCheck.URL
+	}
+	if start != "" {
+		steps = append(steps, llmerr.Call("browser_navigate", "open the role's start page (it leads to sign-in)", llmerr.A("url", start), roleArg))
 	}
 	steps = append(steps,
 		llmerr.Call("browser_snapshot", "find the sign-in form and fill it in (browser_type, browser_click)", roleArg),
