@@ -204,6 +204,7 @@ func TestSessionExpiresDuringRun(t *testing.T) {
 	keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/expire"}))
 	r := c.fail("browser_navigate", map[string]any{"url": fx.URL + "/account"}, llmerr.AuthenticationFailed)
 	keep(r.Text)
+	t.Logf("the auth-expired error as the model sees it:\n%s", r.Text)
 	mustContain(t, r.Text, "Role shopper is signed out: the site sent it to its sign-in page", "/login?next=/account",
 		`1. browser_snapshot(role="shopper")`, `2. browser_save_auth(role="shopper")`)
 
@@ -279,6 +280,7 @@ func TestTwoRolesAtOnce(t *testing.T) {
 	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})
 	mustContain(t, c.ok("browser_snapshot", nil), "Title: Sign in") // the default role is nobody
 	c.ok("list_current_roles", nil)
+	mustContain(t, c.ok("browser_find", map[string]any{"text": "Signed in as", "asRole": "customer"}), `Signed in as customer`)
 	c.ok("browser_save_auth", map[string]any{"role": "customer"})
 
 	// No secret of the auth files reached a result, an error, a structured

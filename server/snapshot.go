@@ -24,6 +24,8 @@ type findArgs struct {
 	Role  string `json:"role,omitempty" jsonschema:"Exact role, like button, link, textbox, checkbox, row"`
 	Name  string `json:"name,omitempty" jsonschema:"Part of the accessible name (case-insensitive)"`
 	Limit int    `json:"limit,omitempty" jsonschema:"Maximum matches to return (default 20)"`
+	// role means the ARIA role here, so the user to act as is asRole.
+	AsRole roleName `json:"asRole,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 func (s *Server) addSnapshotTools() {
