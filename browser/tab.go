@@ -3,6 +3,7 @@ package browser
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/playwright-community/playwright-go"
@@ -149,8 +150,10 @@ func (t *Tab) Pending(m Mark) []string {
 	}
 	var ps []p
 	for r, seq := range t.inflight {
-		if seq > m.reqSeq {
-			ps = append(ps, p{seq, r.URL()})
+		// Browser-internal loads (the PDF viewer's chrome-extension://
+		// files) are not the page's.
+		if u := r.URL(); seq > m.reqSeq && (strings.HasPrefix(u, "http:") || strings.HasPrefix(u, "https:")) {
+			ps = append(ps, p{seq, u})
 		}
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].seq < ps[j].seq })
