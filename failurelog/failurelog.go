@@ -98,7 +98,12 @@ func (e Entry) Warning() string {
 			why += ": " + e.Detail
 		}
 		todo := "call browser_snapshot() to try again"
-		if e.Ref != "" && e.Reason != ReasonDetached {
+		switch {
+		case e.Kind == FrameInjection:
+			// The frame's document broke what the script needs; only a
+			// fresh document helps.
+			todo = "reload the page (browser_navigate to its URL again) to read it"
+		case e.Ref != "" && e.Reason != ReasonDetached:
 			todo = fmt.Sprintf("call browser_snapshot(ref=%q) to retry just that frame", e.Ref)
 		}
 		return fmt.Sprintf("%s is missing: %s. %s.", capitalize(what), why, capitalize(todo))

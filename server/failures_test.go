@@ -118,3 +118,36 @@ func TestHostileFrameIsRead(t *testing.T) {
 	}
 	c.ok("browser_click", map[string]any{"ref": refOf(t, r.Text, `button "Still reachable"`)})
 }
+
+// A frame that was busy during one snapshot gets a fresh bridge the next
+// time (the abandoned one may still hand out numbers). This frame replaced
+// built-ins meanwhile, so the fresh install fails: a frame-injection warning,
+// with the rest of the page read.
+func TestFrameInjectionFailure(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_frames-injection.html")})
+	first := c.call("browser_snapshot", nil)
+	if ws := warningsOf(first); len(ws) != 1 || ws[0]["kind"] != "frame-timeout" {
+		t.Fatalf("first snapshot, while the frame is busy: warnings = %v\n%s", ws, first.Text)
+	}
+	time.Sleep(2 * time.Second) // the frame's busy spell ends and it breaks its built-ins
+	r := c.call("browser_snapshot", nil)
+	if r.IsError {
+		t.Fatal(r.Text)
+	}
+	mustContain(t, r.Text, `heading "Report"`, `button "Export" [ref=`, `iframe "Legacy chart" [ref=`,
+		"Warnings:\n- The content of iframe \"Legacy chart\" [ref=", "is missing: it could not be read",
+		"bind polyfill: not supported", "Reload the page (browser_navigate to its URL again) to read it.")
+	ws := warningsOf(r)
+	if len(ws) != 1 || ws[0]["kind"] != "frame-injection" || ws[0]["mainFrame"] != false ||
+		!strings.Contains(ws[0]["frameUrl"].(string), "_legacy-frame.html") {
+		t.Errorf("structured warnings = %v", ws)
+	}
+	t.Logf("snapshot with an unreadable frame:\n%s", r.Text)
+	// Following the advice: a fresh document is read again (its busy spell
+	// comes later than this snapshot).
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_frames-injection.html")})
+	if s := c.ok("browser_snapshot", nil); strings.Contains(s, "Warnings:") || !strings.Contains(s, `button "Zoom" [ref=`) {
+		t.Errorf("after reloading:\n%s", s)
+	}
+}

@@ -600,7 +600,7 @@ func shortReason(err error) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	s = strings.TrimPrefix(s, "playwright: ")
+	s = strings.ReplaceAll(s, "playwright: ", "")
 	if len(s) > 160 {
 		s = s[:160] + "…"
 	}
