@@ -389,11 +389,13 @@ func (e *Engine) call(frame playwright.Frame, main bool, f func(*doc) error) (*d
 // InitScript returns the script to add to the role's browser context. It
 // builds the bridge at document start, before any page script runs, so the
 // built-ins it captures are the real ones even on a page that replaces them.
-// The bridge is left, frozen, on a non-enumerable window property with an
-// unguessable name; frames that predate the script get the bridge injected
-// later instead.
+// The bridge is left, frozen, on a non-enumerable property of the document
+// with an unguessable name. Not of window: a window that leaves its initial
+// about:blank for a same-origin page (a popup, an iframe) keeps its Window
+// object, so a window property would still hold the blank document's
+// bridge. Frames that predate the script get the bridge injected later.
 func (e *Engine) InitScript() string {
-	return "(() => { try { Object.defineProperty(window, " + strconv.Quote(e.key) +
+	return "(() => { try { Object.defineProperty(document, " + strconv.Quote(e.key) +
 		", { value: Object.freeze((" + bridgeSource + ")()), enumerable: false, configurable: false, writable: false }); } catch (e) {} })();"
 }
 
@@ -412,8 +414,8 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 		// (even Function.prototype.call), and the property itself cannot be
 		// replaced, being non-writable and non-configurable.
 		if !poisoned {
-			if has, err := frame.Evaluate(`k => typeof window[k] === 'object'`, e.key); err == nil && has == true {
-				return frame.EvaluateHandle(`k => window[k]`, e.key)
+			if has, err := frame.Evaluate(`k => typeof document[k] === 'object'`, e.key); err == nil && has == true {
+				return frame.EvaluateHandle(`k => document[k]`, e.key)
 			}
 		}
 		return frame.EvaluateHandle(bridgeSource)
@@ -520,6 +522,18 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 		llmerr.Call("browser_snapshot", fmt.Sprintf("find the %s again and use its new ref", rec.Element())),
 	}
 	return nil, &le
+}
+
+// PageOf returns the page that showed the document rec was issued in, or
+// nil when the engine no longer knows it.
+func (e *Engine) PageOf(rec refs.Record) playwright.Page {
+	e.mu.Lock()
+	d := e.docs[rec.Doc]
+	e.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	return d.frame.Page()
 }
 
 // Cover describes what covers an element: the overlay and the refs of what
