@@ -24,6 +24,8 @@ type DialogEvent struct {
 	Type     string // alert, confirm, prompt, beforeunload
 	Message  string
 	Accepted bool
+	Answer   *string // the text a prompt was accepted with
+	AsSet    bool    // answered as browser_handle_dialog said, not by the policy
 }
 
 // String renders the event for a tool result.
@@ -31,8 +33,18 @@ func (d DialogEvent) String() string {
 	how := "dismissed"
 	if d.Accepted {
 		how = "accepted"
+		if d.Answer != nil {
+			how += fmt.Sprintf(" with %q", *d.Answer)
+		}
 	}
-	return fmt.Sprintf("%s dialog %q was %s", d.Type, d.Message, how)
+	by := " (by the --dialog policy; browser_handle_dialog sets the next answer)"
+	if d.AsSet {
+		by = " (as set by browser_handle_dialog)"
+	}
+	if d.Type == "beforeunload" {
+		by = " (leaving a page is always allowed)"
+	}
+	return fmt.Sprintf("%s dialog %q was %s%s", d.Type, d.Message, how, by)
 }
 
 // Tab is one page with the events retrace watches: dialogs, navigations of
@@ -41,6 +53,8 @@ func (d DialogEvent) String() string {
 // never call Playwright (which would deadlock).
 type Tab struct {
 	Page playwright.Page
+	// Answers, when set, may hold the agent's answer to the next dialog.
+	Answers *DialogAnswers
 
 	mu       sync.Mutex
 	policy   DialogPolicy
@@ -55,8 +69,9 @@ type Tab struct {
 }
 
 // NewTab starts watching page.
-func NewTab(page playwright.Page, policy DialogPolicy) *Tab {
-	t := &Tab{Page: page, policy: policy, inflight: map[playwright.Request]int{}, wake: make(chan struct{})}
+// answers, when not nil, may hold the agent's answer to the next dialog.
+func NewTab(page playwright.Page, policy DialogPolicy, answers *DialogAnswers) *Tab {
+	t := &Tab{Page: page, policy: policy, Answers: answers, inflight: map[playwright.Request]int{}, wake: make(chan struct{})}
 	page.OnDialog(t.onDialog)
 	page.OnFrameNavigated(func(f playwright.Frame) {
 		if f.ParentFrame() == nil {
@@ -89,14 +104,65 @@ func (t *Tab) update(f func()) {
 	t.mu.Unlock()
 }
 
+// DialogAnswers holds the answer an agent set for the next dialog of any of
+// a role's tabs (browser_handle_dialog); without one the policy answers.
+type DialogAnswers struct {
+	mu   sync.Mutex
+	next *DialogAnswer
+}
+
+// DialogAnswer is how to answer one dialog.
+type DialogAnswer struct {
+	Accept     bool
+	PromptText *string // for prompt dialogs; nil keeps the page's default
+}
+
+// Set makes a the answer to the next dialog.
+func (d *DialogAnswers) Set(a DialogAnswer) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.next = &a
+}
+
+// Pending returns the answer waiting for the next dialog, if any.
+func (d *DialogAnswers) Pending() *DialogAnswer {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.next
+}
+
+func (d *DialogAnswers) take() *DialogAnswer {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a := d.next
+	d.next = nil
+	return a
+}
+
 func (t *Tab) onDialog(d playwright.Dialog) {
 	accept := t.policy == DialogAccept || d.Type() == "beforeunload"
-	ev := DialogEvent{Type: d.Type(), Message: d.Message(), Accepted: accept}
+	text := d.DefaultValue()
+	set := false
+	if d.Type() != "beforeunload" {
+		if a := t.Answers.take(); a != nil {
+			accept, set = a.Accept, true
+			if a.PromptText != nil {
+				text = *a.PromptText
+			}
+		}
+	}
+	ev := DialogEvent{Type: d.Type(), Message: d.Message(), Accepted: accept, AsSet: set}
+	if accept && d.Type() == "prompt" {
+		ev.Answer = &text
+	}
 	t.update(func() { t.dialogs = append(t.dialogs, ev) })
 	// Answering is a Playwright call: never on the dispatch goroutine.
 	go func() {
 		if accept {
-			_ = d.Accept(d.DefaultValue())
+			_ = d.Accept(text)
 		} else {
 			_ = d.Dismiss()
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,9 +50,13 @@ func (s *Server) addActionTools() {
 
 // target is a resolved ref ready for an action.
 type target struct {
-	rec refs.Record
-	el  playwright.ElementHandle
-	tab *browser.Tab
+	rec  refs.Record
+	el   playwright.ElementHandle
+	tab  *browser.Tab
+	role *role
+	// opened, when set, is closed once the context opens a page: the
+	// action is expected to open a tab, so the report waits for it.
+	opened <-chan struct{}
 }
 
 // resolve looks ref up in the role's registry and finds its element. Call
@@ -61,11 +66,17 @@ func (r *role) resolve(ref string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.tab != nil && r.tab.Crashed() {
+	// The ref may belong to another of the role's tabs than the current
+	// one: the action runs there.
+	tab := r.tab
+	if p := r.eng.PageOf(rec); p != nil {
+		tab = r.tabOf(p)
+	}
+	if tab != nil && tab == r.tab && tab.Crashed() {
 		_, err := r.ensureTab() // reports the crash and clears the page
 		return nil, err
 	}
-	if r.tab == nil || r.tab.Closed() {
+	if tab == nil || tab.Closed() {
 		return nil, &llmerr.Error{Code: llmerr.StaleRef, Ref: ref, Element: rec.Element(), URL: rec.URL,
 			Message: fmt.Sprintf("Ref %s belongs to a page that is no longer open.", ref),
 			Cause:   "the browser or its page was closed after this ref was issued",
@@ -78,11 +89,25 @@ func (r *role) resolve(ref string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &target{rec: rec, el: el, tab: r.tab}, nil
+	return &target{rec: rec, el: el, tab: tab, role: r}, nil
 }
+
+// opensTabJS reports whether clicking the element follows a link or submits
+// a form into another window (target=_blank or a named one).
+const opensTabJS = `(el) => {
+  const other = (t) => !!t && !['_self', '_parent', '_top'].includes(t.toLowerCase());
+  const a = el.closest('a[href], area[href]');
+  if (a) return other(a.getAttribute('target'));
+  const f = el.form;
+  if (f && (el.type === 'submit' || el.type === 'image')) return other(el.getAttribute('formtarget') || f.getAttribute('target'));
+  return false;
+}`
 
 func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*result, error) {
 	return s.act(ctx, c, in.Ref, nil, func(t *target, timeout *float64) (string, error) {
+		if v, err := t.el.Evaluate(opensTabJS); err == nil && v == true {
+			t.opened = t.role.pageOpened()
+		}
 		if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: timeout}); err != nil {
 			return "", err
 		}
@@ -143,6 +168,11 @@ func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmer
 	mark := t.tab.Mark()
 	timeout := s.cfg.ActionTimeout
 	what, err := do(t, playwright.Float(float64(timeout.Milliseconds())))
+	if err != nil && t.tab.Closed() && !t.tab.Crashed() && r.bctx != nil && !isBrowserGone(r) {
+		// The action closed its own tab (window.close() in a click handler):
+		// that is what it did, not a failure.
+		what, err = fmt.Sprintf("Acted on %s.", describe(t.rec, "")), nil
+	}
 	if err != nil {
 		e := llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: ref, Element: t.rec.Element(),
 			URL: before.url, Timeout: timeout})
@@ -266,7 +296,11 @@ var dismissWords = regexp.MustCompile(`(?i)\b(close|dismiss|accept|agree|got it|
 // overlay's close (or accept) control as step 1, the original call as step 2.
 func (r *role) explainCover(e *llmerr.Error, rec refs.Record, tool string, retryArgs []llmerr.Arg) {
 	// A snapshot first, so the overlay's controls have refs.
-	if _, err := r.eng.Capture(r.tab.Page, r.reg); err != nil {
+	page := r.tab.Page
+	if p := r.eng.PageOf(rec); p != nil {
+		page = p
+	}
+	if _, err := r.eng.Capture(page, r.reg); err != nil {
 		return
 	}
 	cov, err := r.eng.Cover(rec)
@@ -325,6 +359,14 @@ func (s *Server) report(ctx context.Context, t *target, before state, mark brows
 	b.WriteString("\n")
 	writeDialogs(&b, t.tab)
 	if t.tab.Closed() {
+		if t.role != nil {
+			t.role.adopt()
+			if n := len(t.role.tabs); n > 0 && t.role.tab == t.tab {
+				t.role.tab = t.role.tabs[n-1]
+				fmt.Fprintf(&b, "The tab closed itself. Tab %d (%s) is now the current tab.\n", n-1, t.role.tab.Page.URL())
+				return &result{text: strings.TrimRight(b.String(), "\n")}
+			}
+		}
 		b.WriteString("The page closed itself. The next browser call opens a new page.\n")
 		return &result{text: strings.TrimRight(b.String(), "\n")}
 	}
@@ -342,5 +384,59 @@ func (s *Server) report(ctx context.Context, t *target, before state, mark brows
 	if settled.LoadErr != nil {
 		b.WriteString("The new page had not finished loading; browser_snapshot() shows what is there.\n")
 	}
+	if t.opened != nil {
+		select {
+		case <-t.opened:
+		case <-time.After(min(s.cfg.NavigationTimeout, 3*time.Second)):
+		case <-ctx.Done():
+		}
+	}
+	if t.role != nil {
+		t.role.reportNewTabs(&b, s.cfg.NavigationTimeout)
+	}
 	return &result{text: strings.TrimRight(b.String(), "\n")}
+}
+
+// reportNewTabs adopts the tabs the page opened (popups, target=_blank
+// links) and says so; the newest becomes the current tab, since that is
+// where the agent's action led. Call with the role's lock held.
+func (r *role) reportNewTabs(b *strings.Builder, nav time.Duration) {
+	fresh := r.adopt()
+	if len(fresh) == 0 {
+		return
+	}
+	prev := r.indexOf(r.tab)
+	for _, t := range fresh {
+		// A popup starts on about:blank; give it its document, boundedly.
+		pollUntil(context.Background(), time.Now().Add(min(nav, 3*time.Second)), func() bool {
+			u := t.Page.URL()
+			return t.Closed() || (u != "" && u != "about:blank")
+		})
+		_ = t.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
+			State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(min(nav, 5*time.Second).Milliseconds()))})
+		title, _ := t.Page.Title()
+		fmt.Fprintf(b, "Opened a new tab %d: %s\nTitle: %s\n", r.indexOf(t), t.Page.URL(), title)
+	}
+	r.tab = fresh[len(fresh)-1]
+	fmt.Fprintf(b, "Tab %d is now the current tab; call browser_snapshot() to see it", r.indexOf(r.tab))
+	if prev >= 0 {
+		fmt.Fprintf(b, ", or browser_tabs(action=\"select\", index=%d) to go back", prev)
+	}
+	b.WriteString(".\n")
+}
+
+// isBrowserGone reports whether the role's browser is no longer connected.
+func isBrowserGone(r *role) bool {
+	b := r.bctx.Browser()
+	return b != nil && !b.IsConnected()
+}
+
+// indexOf returns t's position in the role's tabs, or -1.
+func (r *role) indexOf(t *browser.Tab) int {
+	for i, x := range r.tabs {
+		if x == t {
+			return i
+		}
+	}
+	return -1
 }

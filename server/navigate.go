@@ -68,6 +68,13 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: target,
 			Timeout: s.cfg.NavigationTimeout, Navigating: true})
 	}
+	return s.navigated(ctx, r, tab, mark, resp, target, "Navigated to")
+}
+
+// navigated settles the page after a navigation and reports where it
+// landed: the final URL and status, the title, what is still loading and
+// any dialog. requested is the URL asked for ("" when not known).
+func (s *Server) navigated(ctx context.Context, r *role, tab *browser.Tab, mark browser.Mark, resp playwright.Response, requested, verb string) (*result, error) {
 	r.log.Frames() // what was missing on the page left is no longer missing
 	lim := browser.DefaultSettleLimits(s.cfg.NavigationTimeout)
 	tab.Settle(ctx, mark, lim)
@@ -76,13 +83,13 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 	}
 	var b strings.Builder
 	final := tab.Page.URL()
-	fmt.Fprintf(&b, "Navigated to %s", final)
+	fmt.Fprintf(&b, "%s %s", verb, final)
 	if resp != nil {
 		fmt.Fprintf(&b, " (HTTP %d)", resp.Status())
 	}
 	b.WriteString("\n")
-	if final != target {
-		fmt.Fprintf(&b, "Requested: %s\n", target)
+	if requested != "" && final != requested {
+		fmt.Fprintf(&b, "Requested: %s\n", requested)
 	}
 	title, _ := tab.Page.Title()
 	fmt.Fprintf(&b, "Title: %s\n", title)

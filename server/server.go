@@ -85,6 +85,8 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "retrace", Title: "retrace browser", Version: Version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger})
 	s.addNavigateTools()
+	s.addTabTools()
+	s.addWaitTools()
 	s.addSnapshotTools()
 	s.addActionTools()
 	s.addFormTools()

@@ -50,7 +50,7 @@ func (s *session) role(name string) *role {
 		// of it, the wait for a busy page's answer the rest.
 		eng.WalkBudget = s.srv.cfg.ActionTimeout * 3 / 5
 		eng.AnswerGrace = s.srv.cfg.ActionTimeout * 2 / 5
-		r = &role{name: name, srv: s.srv, reg: refs.New(), eng: eng}
+		r = &role{name: name, srv: s.srv, reg: refs.New(), eng: eng, answers: &browser.DialogAnswers{}}
 		eng.Log = &r.log
 		s.roles[name] = r
 	}
@@ -170,7 +170,19 @@ type role struct {
 	mu   sync.Mutex
 
 	bctx playwright.BrowserContext
+	// tab is the current tab: where tools act when a ref does not say
+	// otherwise. tabs are the open tabs, in the order they opened.
 	tab  *browser.Tab
+	tabs []*browser.Tab
+	// pages holds every page the context opened (the role's own and popups),
+	// wrapped as it appears: the context's page event runs on Playwright's
+	// dispatch goroutine, where mu may be held by the action that opened it,
+	// so it only records here (popMu) and tabs adopts them under mu.
+	popMu   sync.Mutex
+	pages   map[playwright.Page]*browser.Tab
+	opened  []*browser.Tab
+	newPage chan struct{} // closed and replaced when a page opens
+	answers *browser.DialogAnswers
 	// log records the role's partial failures (frames, auth); its entries
 	// come back as warnings on the role's results.
 	log failurelog.Log
@@ -183,8 +195,10 @@ type role struct {
 	eng *snapshot.Engine
 }
 
-// ensureTab returns the role's page, creating the context and page on first
-// use or after the browser, context or page went away. Call with mu held.
+// ensureTab returns the role's current tab, creating the context and a page
+// on first use or after the browser, context or page went away. When the
+// current tab closed and others are open, the newest becomes current. Call
+// with mu held.
 func (r *role) ensureTab() (*browser.Tab, error) {
 	if r.tab != nil && !r.tab.Closed() && !r.tab.Crashed() {
 		return r.tab, nil
@@ -193,12 +207,24 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 		// Say it once, then the next call gets a fresh page.
 		url := r.tab.Page.URL()
 		_ = r.tab.Page.Close()
-		r.tab = nil
+		r.dropTab(r.tab)
 		r.eng.Reset()
 		return nil, crashedError(url)
 	}
-	if r.bctx == nil || r.tab == nil || r.tab.Closed() {
-		r.closeLocked()
+	if r.bctx != nil {
+		r.adopt()
+		if n := len(r.tabs); n > 0 {
+			r.tab = r.tabs[n-1]
+			return r.tab, nil
+		}
+	}
+	return r.newTab()
+}
+
+// newTab opens a page in the role's context (opening the context if needed)
+// and makes it current.
+func (r *role) newTab() (*browser.Tab, error) {
+	if r.bctx == nil {
 		if err := r.openContext(); err != nil {
 			return nil, err
 		}
@@ -214,8 +240,91 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 			return nil, err
 		}
 	}
-	r.tab = browser.NewTab(page, r.srv.cfg.DialogPolicy)
-	return r.tab, nil
+	t := r.wrap(page)
+	r.adopt()
+	r.tab = t
+	return t, nil
+}
+
+// wrap returns page's tab, watching it from now on. It runs on Playwright's
+// dispatch goroutine for pages the context opens, so it takes only popMu and
+// makes no Playwright call.
+func (r *role) wrap(page playwright.Page) *browser.Tab {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	if t, ok := r.pages[page]; ok {
+		return t
+	}
+	if r.pages == nil {
+		r.pages = map[playwright.Page]*browser.Tab{}
+	}
+	t := browser.NewTab(page, r.srv.cfg.DialogPolicy, r.answers)
+	r.pages[page] = t
+	r.opened = append(r.opened, t)
+	if r.newPage != nil {
+		close(r.newPage)
+	}
+	r.newPage = make(chan struct{})
+	return t
+}
+
+// pageOpened returns a channel closed when the context next opens a page.
+func (r *role) pageOpened() <-chan struct{} {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	if r.newPage == nil {
+		r.newPage = make(chan struct{})
+	}
+	return r.newPage
+}
+
+// adopt moves the pages opened since the last call into tabs, and drops
+// closed tabs. It returns the adopted tabs that are still open. Call with mu
+// held.
+func (r *role) adopt() []*browser.Tab {
+	r.popMu.Lock()
+	opened := r.opened
+	r.opened = nil
+	r.popMu.Unlock()
+	var fresh []*browser.Tab
+	for _, t := range opened {
+		if !t.Closed() {
+			r.tabs = append(r.tabs, t)
+			fresh = append(fresh, t)
+		}
+	}
+	open := r.tabs[:0]
+	for _, t := range r.tabs {
+		if !t.Closed() {
+			open = append(open, t)
+		}
+	}
+	r.tabs = open
+	return fresh
+}
+
+// dropTab forgets t; when it was current, no tab is current.
+func (r *role) dropTab(t *browser.Tab) {
+	for i, x := range r.tabs {
+		if x == t {
+			r.tabs = append(r.tabs[:i], r.tabs[i+1:]...)
+			break
+		}
+	}
+	if r.tab == t {
+		r.tab = nil
+	}
+}
+
+// tabOf returns the open tab showing page, or nil.
+func (r *role) tabOf(page playwright.Page) *browser.Tab {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	t := r.pages[page]
+	if t == nil || t.Closed() {
+		return nil
+	}
+	return t
 }
 
 func crashedError(url string) *llmerr.Error {
@@ -252,6 +361,7 @@ func (r *role) openContext() error {
 		return err
 	}
 	r.bctx = bctx
+	bctx.OnPage(func(p playwright.Page) { r.wrap(p) })
 	if state != "" {
 		if err := r.runLoginCheck(); err != nil {
 			r.closeLocked()
@@ -420,6 +530,10 @@ func (r *role) closeLocked() bool {
 	r.srv.browsers.ReleaseContext(r.bctx)
 	r.bctx = nil
 	r.tab = nil
+	r.tabs = nil
+	r.popMu.Lock()
+	r.pages, r.opened = nil, nil
+	r.popMu.Unlock()
 	r.eng.Reset()
 	return true
 }

@@ -1,0 +1,195 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/snapshot"
+)
+
+type waitArgs struct {
+	Text     string   `json:"text,omitempty" jsonschema:"Wait until this text is visible"`
+	TextGone string   `json:"textGone,omitempty" jsonschema:"Wait until this text is no longer visible"`
+	Ref      string   `json:"ref,omitempty" jsonschema:"Wait until this element is visible and enabled"`
+	Time     *float64 `json:"time,omitempty" jsonschema:"Seconds to wait; alone, a plain pause"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+}
+
+// waitPoll is how often a text wait looks again.
+const waitPoll = 100 * time.Millisecond
+
+func (s *Server) addWaitTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "browser_wait_for",
+		Description: "Wait until text appears or disappears, an element (ref) becomes usable, or some seconds pass; at most the action timeout per call.",
+		Annotations: &mcp.ToolAnnotations{Title: "Wait for", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.waitFor)
+}
+
+func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (*result, error) {
+	if in.Text == "" && in.TextGone == "" && in.Ref == "" && in.Time == nil {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: "browser_wait_for needs text, textGone, ref or time.", Cause: "no condition was given",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "for example", llmerr.A("text", "Saved"))}}
+	}
+	if in.Time != nil && (*in.Time < 0 || *in.Time != *in.Time) {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: "time must be a positive number of seconds.", Cause: fmt.Sprintf("got %v", *in.Time),
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "for example", llmerr.A("time", 2))}}
+	}
+	limit := s.cfg.ActionTimeout
+	capped := false
+	if in.Time != nil {
+		want := time.Duration(*in.Time * float64(time.Second))
+		if want > limit {
+			capped = true
+		} else {
+			limit = want
+		}
+	}
+	r, tab, unlock, err := c.lockTab()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	start := time.Now()
+	if in.Text == "" && in.TextGone == "" && in.Ref == "" {
+		select {
+		case <-time.After(limit):
+		case <-ctx.Done():
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Waited %s.", limit.Round(10*time.Millisecond))
+		if capped {
+			fmt.Fprintf(&b, " One call waits at most %s (the action timeout); call browser_wait_for again to wait longer.", s.cfg.ActionTimeout)
+		}
+		b.WriteString("\n")
+		writeDialogs(&b, tab)
+		return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+	}
+	var b strings.Builder
+	if in.Ref != "" {
+		t, err := r.resolve(in.Ref)
+		if err != nil {
+			return nil, r.withCandidates(err, c.tool, nil)
+		}
+		ms := playwright.Float(float64(time.Until(start.Add(limit)).Milliseconds()))
+		err = t.el.WaitForElementState(*playwright.ElementStateVisible, playwright.ElementHandleWaitForElementStateOptions{Timeout: ms})
+		if err == nil {
+			ms = playwright.Float(float64(max(time.Until(start.Add(limit)), time.Millisecond).Milliseconds()))
+			err = t.el.WaitForElementState(*playwright.ElementStateEnabled, playwright.ElementHandleWaitForElementStateOptions{Timeout: ms})
+		}
+		if err != nil {
+			if _, rerr := r.resolve(in.Ref); rerr != nil {
+				return nil, r.withCandidates(rerr, c.tool, nil)
+			}
+			return nil, s.waitTimeout(c, in, tab, fmt.Sprintf("%s did not become visible and enabled", describe(t.rec, "")))
+		}
+		fmt.Fprintf(&b, "%s is visible and enabled (after %s).\n", describe(t.rec, ""), since(start))
+	}
+	for _, w := range []struct {
+		text string
+		gone bool
+	}{{in.Text, false}, {in.TextGone, true}} {
+		if w.text == "" {
+			continue
+		}
+		ok := pollUntil(ctx, start.Add(limit), func() bool { return (visibleText(tab, w.text) > 0) != w.gone })
+		if !ok {
+			what := fmt.Sprintf("the text %q did not appear", w.text)
+			if w.gone {
+				what = fmt.Sprintf("the text %q is still visible", w.text)
+			}
+			return nil, s.waitTimeout(c, in, tab, what)
+		}
+		if w.gone {
+			fmt.Fprintf(&b, "The text %q is gone (after %s).\n", w.text, since(start))
+			continue
+		}
+		fmt.Fprintf(&b, "The text %q appeared (after %s).\n", w.text, since(start))
+		// Say where, with refs, so the agent can act without a snapshot.
+		if snap, err := r.eng.Capture(tab.Page, r.reg); err == nil {
+			if ms, total := snap.Find(snapshot.Query{Text: w.text}, 5); total > 0 {
+				for _, m := range ms {
+					b.WriteString("- " + m.Line)
+					if m.Context != "" {
+						b.WriteString("  (in: " + m.Context + ")")
+					}
+					b.WriteString("\n")
+				}
+				if total > len(ms) {
+					fmt.Fprintf(&b, "[%d more: browser_find(text=%q) lists them]\n", total-len(ms), w.text)
+				}
+			}
+		}
+	}
+	writeDialogs(&b, tab)
+	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+// visibleText counts the visible elements showing text, in every frame of
+// the tab. A frame that cannot answer counts as not showing it.
+func visibleText(tab *browser.Tab, text string) int {
+	n := 0
+	for _, f := range tab.Page.Frames() {
+		k, err := f.GetByText(text).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
+		if err == nil {
+			n += k
+		}
+	}
+	return n
+}
+
+// pollUntil checks cond every waitPoll until it holds or the deadline
+// passes; it reports whether cond held.
+func pollUntil(ctx context.Context, deadline time.Time, cond func() bool) bool {
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-time.After(min(waitPoll, time.Until(deadline)+time.Millisecond)):
+		case <-ctx.Done():
+			return cond()
+		}
+	}
+}
+
+func since(t time.Time) string {
+	return time.Since(t).Round(10 * time.Millisecond).String()
+}
+
+// waitTimeout is the error of a wait whose condition did not hold in time:
+// waiting again is a real option, so it comes first.
+func (s *Server) waitTimeout(c *call, in waitArgs, tab *browser.Tab, what string) error {
+	var args []llmerr.Arg
+	if in.Text != "" {
+		args = append(args, llmerr.A("text", in.Text))
+	}
+	if in.TextGone != "" {
+		args = append(args, llmerr.A("textGone", in.TextGone))
+	}
+	if in.Ref != "" {
+		args = append(args, llmerr.A("ref", in.Ref))
+	}
+	if c.roleName != "" {
+		args = append(args, llmerr.A("role", string(c.roleName)))
+	}
+	return &llmerr.Error{Code: llmerr.ActionTimeout, Tool: c.tool, Ref: in.Ref, URL: tab.Page.URL(), Timeout: s.cfg.ActionTimeout,
+		Message: fmt.Sprintf("Waited %s: %s.", s.cfg.ActionTimeout, what),
+		Cause:   "the page did not reach that state within one call's wait (the action timeout)",
+		Actions: []llmerr.Action{
+			{Tool: c.tool, Why: "wait longer, if the page is still working", Args: args},
+			llmerr.Call("browser_snapshot", "see what the page shows instead (an error message, a different wording)"),
+		}}
+}
