@@ -1,6 +1,7 @@
 package server
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -150,4 +151,25 @@ func TestFrameInjectionFailure(t *testing.T) {
 	if s := c.ok("browser_snapshot", nil); strings.Contains(s, "Warnings:") || !strings.Contains(s, `button "Zoom" [ref=`) {
 		t.Errorf("after reloading:\n%s", s)
 	}
+}
+
+// Two partial failures of different kinds in one snapshot: a role browsing
+// without its auth file, on a page with a busy cross-origin frame.
+func TestTwoWarningsInOneSnapshot(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "visitor.json")
+	c := connect(t, Config{Roles: rolesConfig(t, "visitor="+missing)})
+	c.ok("select_role", map[string]any{"role": "visitor"})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_frames-partial.html")})
+	r := c.call("browser_snapshot", nil)
+	if r.IsError {
+		t.Fatal(r.Text)
+	}
+	mustContain(t, r.Text, `button "Main button" [ref=`, `button "Healthy button" [ref=`, "Warnings:\n",
+		"- Role visitor is browsing signed out: its auth file "+missing+" is missing",
+		`- The content of iframe "Busy widget" [ref=`)
+	ws := warningsOf(r)
+	if len(ws) != 2 || ws[0]["kind"] != "auth-load" || ws[1]["kind"] != "frame-timeout" {
+		t.Errorf("structured warnings = %v", ws)
+	}
+	t.Logf("snapshot with two warnings:\n%s", r.Text)
 }

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+// toolListBudget is what the default tools/list may cost a model, in o200k
+// tokens (playwright-mcp's 25 core tools cost 4,396).
+const toolListBudget = 4000
+
+// TestToolListTokenBudget measures the tools/list result a client receives
+// (every tool's name, description, schemas and annotations) and fails above
+// the budget.
+func TestToolListTokenBudget(t *testing.T) {
+	c := connect(t, Config{})
+	res, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := enc.Count(string(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tools/list: %d tools, %d bytes, %d o200k tokens (budget %d)", len(res.Tools), len(data), n, toolListBudget)
+	if n > toolListBudget {
+		per := map[string]int{}
+		for _, tool := range res.Tools {
+			b, _ := json.Marshal(tool)
+			per[tool.Name], _ = enc.Count(string(b))
+		}
+		t.Errorf("tools/list costs %d tokens, over the %d budget; per tool: %v", n, toolListBudget, per)
+	}
+}
