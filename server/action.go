@@ -18,17 +18,19 @@ import (
 )
 
 type clickArgs struct {
-	Ref     string   `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
-	Element string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
-	Role    roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Ref      string   `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
+	Element  string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
+	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot of the page after"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 type typeArgs struct {
-	Ref     string   `json:"ref" jsonschema:"Ref of an editable element from browser_snapshot"`
-	Text    string   `json:"text" jsonschema:"Text to put in the field (replaces its content)"`
-	Element string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
-	Submit  bool     `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
-	Role    roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Ref      string   `json:"ref" jsonschema:"Ref of an editable element from browser_snapshot"`
+	Text     string   `json:"text" jsonschema:"Text to put in the field (replaces its content)"`
+	Element  string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
+	Submit   bool     `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
+	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot of the page after"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 // maxTypeText bounds browser_type's text: far above any real form value,
@@ -182,13 +184,31 @@ func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmer
 		return nil, e
 	}
 	res := s.report(ctx, t, before, mark, what)
-	if now := pageState(t.tab).url; now != before.url {
-		r.log.Frames() // the page left took its missing frames with it
-		if err := r.checkSignedOut(now); err != nil {
-			return nil, err
+	if !t.tab.Closed() {
+		if now := pageState(t.tab).url; now != before.url {
+			r.log.Frames() // the page left took its missing frames with it
+			if err := r.checkSignedOut(now); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return res, nil
+	return s.withSnapshot(c, r, res), nil
+}
+
+// withSnapshot appends a snapshot of the role's current tab to res when
+// the call asked for one (snapshot: true). Call with the role's lock held.
+func (s *Server) withSnapshot(c *call, r *role, res *result) *result {
+	if !c.snapshot || res == nil || r.tab == nil || r.tab.Closed() {
+		return res
+	}
+	snap, err := r.eng.Capture(r.tab.Page, r.reg)
+	if err != nil {
+		res.text += "\n(No snapshot: " + firstLine(err.Error()) + ". Call browser_snapshot() to try again.)"
+		return res
+	}
+	res.text = strings.TrimSuffix(res.text, "Next: browser_snapshot() to see the page and get refs.")
+	res.text = strings.TrimRight(res.text, "\n") + "\n\n" + snap.Render(snapshot.View{Budget: s.cfg.SnapshotBudget})
+	return res
 }
 
 // otherRoleRef says so when an unknown ref was issued in another role of

@@ -15,8 +15,9 @@ import (
 )
 
 type navigateArgs struct {
-	URL  string   `json:"url" jsonschema:"The URL to load; a bare host like example.com gets https://"`
-	Role roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	URL      string   `json:"url" jsonschema:"The URL to load; a bare host like example.com gets https://"`
+	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot of the page after"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 type closeArgs struct {
@@ -68,7 +69,8 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: target,
 			Timeout: s.cfg.NavigationTimeout, Navigating: true})
 	}
-	return s.navigated(ctx, r, tab, mark, resp, target, "Navigated to")
+	res, err := s.navigated(ctx, r, tab, mark, resp, target, "Navigated to")
+	return s.withSnapshot(c, r, res), err
 }
 
 // navigated settles the page after a navigation and reports where it

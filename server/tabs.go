@@ -13,7 +13,8 @@ import (
 )
 
 type historyArgs struct {
-	Role roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot of the page after"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
 }
 
 type tabsArgs struct {
@@ -100,7 +101,7 @@ func (s *Server) history(ctx context.Context, c *call, dir string, move func(pla
 		res.text = strings.Replace(res.text, "Next: browser_snapshot() to see the page and get refs.",
 			"Refs from earlier snapshots are stale; browser_snapshot() gets new ones.", 1)
 	}
-	return res, err
+	return s.withSnapshot(c, r, res), err
 }
 
 func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*result, error) {

@@ -116,3 +116,18 @@ func TestHandleDialog(t *testing.T) {
 	mustContain(t, c.ok("browser_snapshot", nil), "confirm returned true")
 	c.fail("browser_handle_dialog", map[string]any{"accept": "yes"}, llmerr.InvalidParams)
 }
+
+func TestSnapshotWithTheResult(t *testing.T) {
+	c := connect(t, Config{})
+	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("nav.html"), "snapshot": true})
+	mustContain(t, res, "Navigated to "+fx.Page("nav.html"), "Title: Navigation start\n\nURL: ", `link "Go to the form" [ref=`)
+	if strings.Contains(res, "Next: browser_snapshot()") {
+		t.Errorf("the result asks for the snapshot it already holds:\n%s", res)
+	}
+	res = c.ok("browser_click", map[string]any{"ref": refOf(t, res, `link "Go to the form"`), "snapshot": true})
+	mustContain(t, res, "Page navigated:", `button "Sign in" [ref=`)
+	// Without it, results stay lean.
+	if res := c.ok("browser_navigate_back", nil); strings.Contains(res, "[ref=") {
+		t.Errorf("a snapshot came without snapshot: true:\n%s", res)
+	}
+}

@@ -35,6 +35,9 @@ type call struct {
 	roleName string
 	// role is the role the call acted in, once lockRole chose it.
 	role *role
+	// snapshot is set when the call asked for a snapshot with its result
+	// (a Snapshot bool argument).
+	snapshot bool
 }
 
 // addTool registers a tool whose input schema is inferred from In. Unlike
@@ -70,7 +73,7 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 		if perr != nil {
 			return s.errorResult(invalidParams(t, schema, perr)), nil
 		}
-		c := &call{srv: s, sess: s.session(req.Session), tool: t.Name, roleName: roleOf(in)}
+		c := &call{srv: s, sess: s.session(req.Session), tool: t.Name, roleName: roleOf(in), snapshot: snapshotOf(in)}
 		out, herr := h(ctx, c, in)
 		if herr != nil {
 			return s.errorResult(llmerr.Classify(herr, llmerr.Situation{Tool: t.Name})), nil
@@ -103,6 +106,17 @@ func roleOf(in any) string {
 		}
 	}
 	return ""
+}
+
+// snapshotOf reports whether a tool's input asks for a snapshot with the
+// result (a bool field named Snapshot).
+func snapshotOf(in any) bool {
+	v := reflect.ValueOf(in)
+	if v.Kind() != reflect.Struct {
+		return false
+	}
+	f := v.FieldByName("Snapshot")
+	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
 }
 
 func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved) (In, error) {
