@@ -52,7 +52,7 @@ type Engine struct {
 	// Log, when set, receives the frames that could not be read.
 	Log *failurelog.Log
 
-	// key names the window property where InitScript leaves the bridge.
+	// key names the document property where InitScript leaves the bridge.
 	key string
 	// mainDoc is the main frame's document of the capture under way.
 	mainDoc refs.DocID
