@@ -19,18 +19,18 @@ import (
 
 type clickArgs struct {
 	Ref      string   `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
-	Element  string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
-	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot of the page after"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Element  string   `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 type typeArgs struct {
 	Ref      string   `json:"ref" jsonschema:"Ref of an editable element from browser_snapshot"`
 	Text     string   `json:"text" jsonschema:"Text to put in the field (replaces its content)"`
-	Element  string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
+	Element  string   `json:"element,omitempty" jsonschema:"Element description, for messages"`
 	Submit   bool     `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
-	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot of the page after"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 // maxTypeText bounds browser_type's text: far above any real form value,

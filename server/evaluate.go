@@ -14,7 +14,7 @@ import (
 type evaluateArgs struct {
 	Function string   `json:"function" jsonschema:"JavaScript function to run in the page, like () => document.title, or (element) => element.value with ref"`
 	Ref      string   `json:"ref,omitempty" jsonschema:"Pass this element to the function"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 // maxEvalResult bounds the JSON returned to the model.

@@ -15,8 +15,8 @@ import (
 type selectArgs struct {
 	Ref     string   `json:"ref" jsonschema:"Ref of a select element from browser_snapshot"`
 	Values  []string `json:"values" jsonschema:"Options to select, by value or visible label; several for a multiple select"`
-	Element string   `json:"element,omitempty" jsonschema:"Human description of the element, used in messages"`
-	Role    roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Element string   `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	Role    roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 func (s *Server) addFormTools() {

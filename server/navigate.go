@@ -16,12 +16,12 @@ import (
 
 type navigateArgs struct {
 	URL      string   `json:"url" jsonschema:"The URL to load; a bare host like example.com gets https://"`
-	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot of the page after"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 type closeArgs struct {
-	Role roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Role roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 func (s *Server) addNavigateTools() {

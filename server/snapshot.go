@@ -16,7 +16,7 @@ type snapshotArgs struct {
 	Ref    string   `json:"ref,omitempty" jsonschema:"Snapshot only this element's subtree (an iframe's ref gives its content)"`
 	Budget *int     `json:"budget,omitempty" jsonschema:"Maximum characters of tree to return; 0 means no limit (default set by --snapshot-budget)"`
 	Offset int      `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
-	Role   roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Role   roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 type findArgs struct {
@@ -25,7 +25,7 @@ type findArgs struct {
 	Name  string `json:"name,omitempty" jsonschema:"Part of the accessible name (case-insensitive)"`
 	Limit int    `json:"limit,omitempty" jsonschema:"Maximum matches to return (default 20)"`
 	// role means the ARIA role here, so the user to act as is asRole.
-	AsRole roleName `json:"asRole,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	AsRole roleName `json:"asRole,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 func (s *Server) addSnapshotTools() {

@@ -13,21 +13,21 @@ import (
 )
 
 type historyArgs struct {
-	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot of the page after"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Snapshot bool     `json:"snapshot,omitempty" jsonschema:"Also return a snapshot"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 type tabsArgs struct {
 	Action string   `json:"action" jsonschema:"list, new, select or close"`
 	Index  *int     `json:"index,omitempty" jsonschema:"Tab index for select and close (default: the current tab for close)"`
 	URL    string   `json:"url,omitempty" jsonschema:"URL to open in the new tab"`
-	Role   roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Role   roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 type dialogArgs struct {
 	Accept     bool     `json:"accept" jsonschema:"Accept (OK) or dismiss (Cancel) the next dialog"`
 	PromptText *string  `json:"promptText,omitempty" jsonschema:"Text to answer a prompt dialog with"`
-	Role       roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Role       roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 func (s *Server) addTabTools() {

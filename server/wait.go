@@ -19,7 +19,7 @@ type waitArgs struct {
 	TextGone string   `json:"textGone,omitempty" jsonschema:"Wait until this text is no longer visible"`
 	Ref      string   `json:"ref,omitempty" jsonschema:"Wait until this element is visible and enabled"`
 	Time     *float64 `json:"time,omitempty" jsonschema:"Seconds to wait; alone, a plain pause"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Act as this role (see list_current_roles); default: the current role"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
 
 // waitPoll is how often a text wait looks again.
