@@ -56,6 +56,8 @@ type target struct {
 	el   playwright.ElementHandle
 	tab  *browser.Tab
 	role *role
+	// retry is the call that repeats the action, for plans in its result.
+	retry *llmerr.Action
 	// opened, when set, is closed once the context opens a page: the
 	// action is expected to open a tab, so the report waits for it.
 	opened <-chan struct{}
@@ -166,6 +168,7 @@ func (s *Server) act(ctx context.Context, c *call, ref string, retryArgs []llmer
 		}
 		return nil, r.withCandidates(err, c.tool, retryArgs)
 	}
+	t.retry = &llmerr.Action{Tool: c.tool, Args: append([]llmerr.Arg{llmerr.A("ref", ref)}, retryArgs...)}
 	before := pageState(t.tab)
 	mark := t.tab.Mark()
 	timeout := s.cfg.ActionTimeout
@@ -377,7 +380,16 @@ func (s *Server) report(ctx context.Context, t *target, before state, mark brows
 	var b strings.Builder
 	b.WriteString(what)
 	b.WriteString("\n")
-	writeDialogs(&b, t.tab)
+	dismissed := false
+	for _, d := range t.tab.TakeDialogs() {
+		fmt.Fprintf(&b, "Dialog: %s\n", d)
+		dismissed = dismissed || (!d.Accepted && !d.AsSet && (d.Type == "confirm" || d.Type == "prompt"))
+	}
+	if dismissed && t.retry != nil {
+		// The policy said no for the agent; saying yes is two calls.
+		fmt.Fprintf(&b, "If it should have been accepted:\n1. %s — answer the next dialog with OK\n2. %s — do the action again\n",
+			llmerr.Call("browser_handle_dialog", "", llmerr.A("accept", true)).Call(), t.retry.Call())
+	}
 	if t.tab.Closed() {
 		if t.role != nil {
 			t.role.adopt()

@@ -66,8 +66,22 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 		Timeout:   playwright.Float(float64(s.cfg.NavigationTimeout.Milliseconds())),
 	})
 	if err != nil {
-		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: target,
+		e := llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: target,
 			Timeout: s.cfg.NavigationTimeout, Navigating: true})
+		if e.Code == llmerr.NavigationTimeout && !tab.CommittedSince(mark) {
+			// The request is still open in the browser; left so, the
+			// retry the plan offers would be aborted by it.
+			stopLoading(r, tab)
+			// Nothing arrived: the tab still shows what it showed, so a
+			// snapshot has nothing to offer; a second try often works (a
+			// server waking up, a cold cache).
+			e.Cause = "the server sent nothing back in that time (the tab still shows the page before)"
+			e.Actions = []llmerr.Action{
+				llmerr.Call("browser_navigate", "retry once: a first load is often the slow one", llmerr.A("url", target)),
+				llmerr.Call("browser_snapshot", "if it times out again, see what the tab shows"),
+			}
+		}
+		return nil, e
 	}
 	res, err := s.navigated(ctx, r, tab, mark, resp, target, "Navigated to")
 	return s.withSnapshot(c, r, res), err
@@ -180,4 +194,15 @@ func writeDialogs(b *strings.Builder, tab *browser.Tab) {
 	for _, d := range tab.TakeDialogs() {
 		fmt.Fprintf(b, "Dialog: %s\n", d)
 	}
+}
+
+// stopLoading stops the tab's pending navigation, as the browser's stop
+// button does (Chromium's Page.stopLoading; Playwright has no call for it).
+func stopLoading(r *role, tab *browser.Tab) {
+	cdp, err := r.bctx.NewCDPSession(tab.Page)
+	if err != nil {
+		return
+	}
+	_, _ = cdp.Send("Page.stopLoading", nil)
+	_ = cdp.Detach()
 }

@@ -102,7 +102,16 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*result, error
 	var b strings.Builder
 	what := describeQuery(in)
 	if total == 0 {
-		fmt.Fprintf(&b, "No element matches %s on %s.\nTry a shorter text, another role, or browser_snapshot() to read the page.", what, snap.URL)
+		fmt.Fprintf(&b, "No element matches %s on %s.\n", what, snap.URL)
+		// What to try, as calls: the page may still be loading it, or
+		// call it something else.
+		b.WriteString("If it should be there:\n")
+		n := 1
+		if want := firstNonEmpty(in.Name, in.Text); want != "" {
+			fmt.Fprintf(&b, "%d. browser_wait_for(text=%q) — if the page is still loading it\n", n, want)
+			n++
+		}
+		fmt.Fprintf(&b, "%d. browser_snapshot() — read the page: it may use other words, or show it after another step", n)
 		return &result{text: b.String()}, nil
 	}
 	fmt.Fprintf(&b, "%d match%s for %s on %s:\n", total, plural(total, "es"), what, snap.URL)
@@ -155,4 +164,13 @@ func snapshotError(tool, url string, err error) error {
 			}}
 	}
 	return llmerr.Classify(err, llmerr.Situation{Tool: tool, URL: url})
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 )
 
 type waitArgs struct {
-	Text     string   `json:"text,omitempty" jsonschema:"Wait until this text is visible"`
+	Text     string   `json:"text,omitempty" jsonschema:"Wait until this text (whole words) is visible"`
 	TextGone string   `json:"textGone,omitempty" jsonschema:"Wait until this text is no longer visible"`
 	Ref      string   `json:"ref,omitempty" jsonschema:"Wait until this element is visible and enabled"`
 	Time     *float64 `json:"time,omitempty" jsonschema:"Seconds to wait; alone, a plain pause"`
@@ -134,12 +135,14 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (*result, er
 	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
 }
 
-// visibleText counts the visible elements showing text, in every frame of
+// visibleText counts the visible elements showing text as whole words
+// (case-insensitive: "Pay" is not found in "payment"), in every frame of
 // the tab. A frame that cannot answer counts as not showing it.
 func visibleText(tab *browser.Tab, text string) int {
 	n := 0
+	re := wordsPattern(text)
 	for _, f := range tab.Page.Frames() {
-		k, err := f.GetByText(text).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
+		k, err := f.GetByText(re).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
 		if err == nil {
 			n += k
 		}
@@ -192,4 +195,20 @@ func (s *Server) waitTimeout(c *call, in waitArgs, tab *browser.Tab, what string
 			{Tool: c.tool, Why: "wait longer, if the page is still working", Args: args},
 			llmerr.Call("browser_snapshot", "see what the page shows instead (an error message, a different wording)"),
 		}}
+}
+
+// wordsPattern matches text case-insensitively, with word boundaries at
+// its ends where they are word characters.
+func wordsPattern(text string) *regexp.Regexp {
+	p := regexp.QuoteMeta(text)
+	isWord := func(r byte) bool {
+		return r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+	}
+	if isWord(text[0]) {
+		p = `\b` + p
+	}
+	if isWord(text[len(text)-1]) {
+		p += `\b`
+	}
+	return regexp.MustCompile("(?i)" + p)
 }
