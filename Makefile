@@ -7,7 +7,7 @@ PORT    ?= 8931
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT     := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: all build setup system-deps run test test-clients bench vet clean
+.PHONY: all build setup system-deps run test test-clients bench vet clean eval
 
 all: build
 
@@ -52,3 +52,8 @@ clean:
 # use); writes docs/benchmarks.md. Not part of make test.
 bench: setup
 	$(GO) run ./bench -out docs/benchmarks.md
+
+# The recovery-rate evaluation (docs/eval.md); EVAL_OUT is where the report goes.
+EVAL_OUT ?= eval-out
+eval: setup
+	bin/retrace eval --out $(EVAL_OUT)

@@ -7,6 +7,7 @@
 //	retrace --port 8931        serve Streamable HTTP at http://127.0.0.1:8931/mcp
 //	retrace install            install the Playwright driver, check for Chromium
 //	retrace version            print the version
+//	retrace eval --out DIR     measure recovery from failures (docs/eval.md)
 package main
 
 import (
@@ -65,6 +66,8 @@ type options struct {
 func run(args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
+		case "eval":
+			return runEval(args[1:])
 		case "install":
 			return install(args[1:])
 		case "version", "--version":
