@@ -66,6 +66,8 @@ type Tab struct {
 	crashed  bool
 	closed   bool
 	wake     chan struct{} // closed and replaced on every event
+
+	journal journal // console and network history
 }
 
 // NewTab starts watching page.
@@ -73,6 +75,7 @@ type Tab struct {
 func NewTab(page playwright.Page, policy DialogPolicy, answers *DialogAnswers) *Tab {
 	t := &Tab{Page: page, policy: policy, Answers: answers, inflight: map[playwright.Request]int{}, wake: make(chan struct{})}
 	page.OnDialog(t.onDialog)
+	t.observe(page)
 	page.OnFrameNavigated(func(f playwright.Frame) {
 		if f.ParentFrame() == nil {
 			t.update(func() { t.navSeq++ })

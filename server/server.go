@@ -87,6 +87,7 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.addNavigateTools()
 	s.addTabTools()
 	s.addWaitTools()
+	s.addObserveTools()
 	s.addSnapshotTools()
 	s.addActionTools()
 	s.addFormTools()

@@ -19,6 +19,8 @@ import (
 // result is what a tool handler returns on success.
 type result struct {
 	text string
+	// images follow the text, for tools that return pictures.
+	images []*mcp.ImageContent
 }
 
 // handlerFunc is a typed tool handler. A returned error is classified
@@ -85,6 +87,9 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 				res.Content[0] = &mcp.TextContent{Text: out.text + "\n" + failurelog.Render(ws)}
 				res.StructuredContent = map[string]any{"warnings": ws}
 			}
+		}
+		for _, img := range out.images {
+			res.Content = append(res.Content, img)
 		}
 		return res, nil
 	})

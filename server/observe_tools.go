@@ -1,0 +1,302 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"regexp"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+type consoleArgs struct {
+	Level string   `json:"level,omitempty" jsonschema:"Least severe level shown: error, warning, info (default) or debug"`
+	Role  roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+}
+
+type networkArgs struct {
+	Filter string   `json:"filter,omitempty" jsonschema:"Only URLs containing this, or matching /regex/"`
+	Role   roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+}
+
+type screenshotArgs struct {
+	Ref      string   `json:"ref,omitempty" jsonschema:"Only this element"`
+	FullPage bool     `json:"fullPage,omitempty" jsonschema:"The whole scrollable page"`
+	Type     string   `json:"type,omitempty" jsonschema:"png (default) or jpeg"`
+	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+}
+
+// Bounds of what the observation tools return.
+const (
+	maxConsoleShown  = 100
+	maxRequestsShown = 100
+	maxShotWidth     = 1280
+)
+
+func (s *Server) addObserveTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "browser_console_messages",
+		Description: "Console messages and uncaught errors of the current tab, newest last.",
+		Annotations: &mcp.ToolAnnotations{Title: "Console messages", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.consoleMessages)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_network_requests",
+		Description: "Requests of the current tab: method, URL, status or failure, type, size. Successful static files are counted, not listed, unless filtered.",
+		Annotations: &mcp.ToolAnnotations{Title: "Network requests", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.networkRequests)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_take_screenshot",
+		Description: "Screenshot of the viewport, the full page or one element (ref), at most 1280 px wide. Use browser_snapshot to act.",
+		Annotations: &mcp.ToolAnnotations{Title: "Screenshot", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, s.screenshot)
+}
+
+var levelRank = map[string]int{"error": 0, "warning": 1, "info": 2, "debug": 3}
+
+func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (*result, error) {
+	level := strings.ToLower(strings.TrimSpace(in.Level))
+	if level == "" {
+		level = "info"
+	}
+	rank, ok := levelRank[level]
+	if !ok {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: fmt.Sprintf("%q is not a console level.", in.Level), Cause: "level is error, warning, info or debug",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "errors only", llmerr.A("level", "error"))}}
+	}
+	_, tab, unlock, err := c.lockTab()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	all, dropped := tab.Console()
+	nav := tab.Navigations()
+	var shown []browser.ConsoleEntry
+	for _, e := range all {
+		if levelRank[e.Level] <= rank {
+			shown = append(shown, e)
+		}
+	}
+	var b strings.Builder
+	if len(shown) == 0 {
+		fmt.Fprintf(&b, "No console messages at level %s or more severe (%d in all).", level, len(all))
+		return &result{text: b.String()}, nil
+	}
+	if len(shown) > maxConsoleShown {
+		fmt.Fprintf(&b, "[%d older messages not shown]\n", len(shown)-maxConsoleShown)
+		shown = shown[len(shown)-maxConsoleShown:]
+	} else if dropped > 0 {
+		fmt.Fprintf(&b, "[%d older messages were not kept]\n", dropped)
+	}
+	for _, e := range shown {
+		fmt.Fprintf(&b, "[%s] %s", e.Level, oneLineCut(e.Text, 500))
+		if e.Where != "" {
+			fmt.Fprintf(&b, " (%s)", e.Where)
+		}
+		if e.Nav < nav {
+			b.WriteString(" (on an earlier page)")
+		}
+		b.WriteString("\n")
+	}
+	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+// staticTypes are the resource types left out by default when they
+// succeeded.
+var staticTypes = map[string]bool{"image": true, "stylesheet": true, "font": true, "script": true, "media": true, "manifest": true}
+
+func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (*result, error) {
+	match := func(string) bool { return true }
+	if f := in.Filter; f != "" {
+		if len(f) > 2 && strings.HasPrefix(f, "/") && strings.HasSuffix(f, "/") {
+			re, err := regexp.Compile(f[1 : len(f)-1])
+			if err != nil {
+				return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+					Message: fmt.Sprintf("filter %s is not a valid regular expression: %v.", f, err), Cause: "the /.../ form is a Go (RE2) regular expression",
+					Actions: []llmerr.Action{llmerr.Call(c.tool, "with a plain substring instead", llmerr.A("filter", "api"))}}
+			}
+			match = re.MatchString
+		} else {
+			match = func(u string) bool { return strings.Contains(u, f) }
+		}
+	}
+	_, tab, unlock, err := c.lockTab()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	all, dropped := tab.Requests()
+	var shown []browser.RequestEntry
+	hidden := 0
+	for _, r := range all {
+		if !match(r.URL) {
+			continue
+		}
+		if in.Filter == "" && staticTypes[r.Type] && r.Failed == "" && r.Status > 0 && r.Status < 400 {
+			hidden++
+			continue
+		}
+		shown = append(shown, r)
+	}
+	var b strings.Builder
+	if len(shown) > maxRequestsShown {
+		fmt.Fprintf(&b, "[%d older requests not shown]\n", len(shown)-maxRequestsShown)
+		shown = shown[len(shown)-maxRequestsShown:]
+	} else if dropped > 0 {
+		fmt.Fprintf(&b, "[%d older requests were not kept]\n", dropped)
+	}
+	for _, r := range shown {
+		b.WriteString(oneLineCut(r.String(), 600) + "\n")
+	}
+	if hidden > 0 {
+		fmt.Fprintf(&b, "[%d successful static files (scripts, styles, images, fonts) not listed; filter=\"/./\" lists everything]\n", hidden)
+	}
+	if b.Len() == 0 {
+		if in.Filter != "" {
+			return &result{text: fmt.Sprintf("No request matches %q (%d in all).", in.Filter, len(all))}, nil
+		}
+		return &result{text: "No requests yet in this tab."}, nil
+	}
+	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*result, error) {
+	kind := strings.ToLower(strings.TrimSpace(in.Type))
+	if kind == "" {
+		kind = "png"
+	}
+	if kind == "jpg" {
+		kind = "jpeg"
+	}
+	if kind != "png" && kind != "jpeg" {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: fmt.Sprintf("%q is not an image type.", in.Type), Cause: "type is png or jpeg",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "as JPEG", llmerr.A("type", "jpeg"))}}
+	}
+	if in.Ref != "" && in.FullPage {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool, Ref: in.Ref,
+			Message: "ref and fullPage cannot be used together.", Cause: "a screenshot is of one element or of the whole page",
+			Actions: []llmerr.Action{
+				llmerr.Call(c.tool, "the element only", llmerr.A("ref", in.Ref)),
+				llmerr.Call(c.tool, "or the whole page", llmerr.A("fullPage", true)),
+			}}
+	}
+	timeout := playwright.Float(float64(s.cfg.ActionTimeout.Milliseconds()))
+	var raw []byte
+	var what string
+	if in.Ref != "" {
+		r, unlock, err := c.lockRole()
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		t, err := r.resolve(in.Ref)
+		if err != nil {
+			return nil, r.withCandidates(err, c.tool, nil)
+		}
+		raw, err = t.el.Screenshot(playwright.ElementHandleScreenshotOptions{Type: playwright.ScreenshotTypePng, Timeout: timeout})
+		if err != nil {
+			return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: t.rec.URL, Timeout: s.cfg.ActionTimeout})
+		}
+		what = describe(t.rec, "")
+	} else {
+		_, tab, unlock, err := c.lockTab()
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		raw, err = tab.Page.Screenshot(playwright.PageScreenshotOptions{Type: playwright.ScreenshotTypePng, FullPage: playwright.Bool(in.FullPage), Timeout: timeout})
+		if err != nil {
+			return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: tab.Page.URL(), Timeout: s.cfg.ActionTimeout})
+		}
+		what = "the viewport of " + tab.Page.URL()
+		if in.FullPage {
+			what = "the full page " + tab.Page.URL()
+		}
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("decoding the screenshot: %w", err)
+	}
+	w0, h0 := img.Bounds().Dx(), img.Bounds().Dy()
+	img = fitWidth(img, maxShotWidth)
+	var buf bytes.Buffer
+	mime := "image/png"
+	if kind == "jpeg" {
+		mime = "image/jpeg"
+		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: 80})
+	} else {
+		err = png.Encode(&buf, img)
+	}
+	if err != nil {
+		return nil, err
+	}
+	w, h := img.Bounds().Dx(), img.Bounds().Dy()
+	text := fmt.Sprintf("Screenshot of %s: %dx%d %s, %s.", what, w, h, strings.ToUpper(kind), humanBytes(buf.Len()))
+	if w != w0 {
+		text += fmt.Sprintf(" Scaled down from %dx%d.", w0, h0)
+	}
+	return &result{text: text, images: []*mcp.ImageContent{{Data: buf.Bytes(), MIMEType: mime}}}, nil
+}
+
+// fitWidth scales img down to at most max pixels wide, averaging the
+// source pixels each target pixel covers.
+func fitWidth(img image.Image, max int) image.Image {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if w <= max {
+		return img
+	}
+	nw := max
+	nh := h * nw / w
+	if nh < 1 {
+		nh = 1
+	}
+	out := image.NewRGBA(image.Rect(0, 0, nw, nh))
+	for y := 0; y < nh; y++ {
+		y0, y1 := b.Min.Y+y*h/nh, b.Min.Y+(y+1)*h/nh
+		if y1 == y0 {
+			y1 = y0 + 1
+		}
+		for x := 0; x < nw; x++ {
+			x0, x1 := b.Min.X+x*w/nw, b.Min.X+(x+1)*w/nw
+			if x1 == x0 {
+				x1 = x0 + 1
+			}
+			var r, g, bl, a, n uint32
+			for sy := y0; sy < y1; sy++ {
+				for sx := x0; sx < x1; sx++ {
+					cr, cg, cb, ca := img.At(sx, sy).RGBA()
+					r, g, bl, a, n = r+cr, g+cg, bl+cb, a+ca, n+1
+				}
+			}
+			out.SetRGBA(x, y, color.RGBA{uint8(r / n >> 8), uint8(g / n >> 8), uint8(bl / n >> 8), uint8(a / n >> 8)})
+		}
+	}
+	return out
+}
+
+func humanBytes(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
+}
+
+// oneLineCut puts s on one line and cuts it to n characters.
+func oneLineCut(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
+}
