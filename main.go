@@ -55,6 +55,7 @@ type options struct {
 	snapshotBudget    int
 	allowedOrigins    string
 	noEvaluate        bool
+	allowedDirs       string
 	configFile        string
 	roleFlags         []string
 	blockedOrigins    string
@@ -93,6 +94,7 @@ func run(args []string) error {
 		return nil
 	})
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
+	fs.StringVar(&o.allowedDirs, "allowed-dirs", "", "directories browser_file_upload may read, comma-separated (default: the working directory and the temporary directory)")
 	fs.StringVar(&o.allowedOrigins, "allowed-origins", "", "semicolon-separated origins or hosts the browser may load (default: all)")
 	fs.StringVar(&o.blockedOrigins, "blocked-origins", "", "semicolon-separated origins or hosts the browser may not load (checked first)")
 	fs.StringVar(&o.errorStyle, "error-style", "recovery", "error rendering: recovery (plans) or plain (one line, a baseline)")
@@ -201,6 +203,7 @@ func serve(o options) error {
 	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger,
 		SnapshotBudget: o.snapshotBudget,
 		NoEvaluate:     o.noEvaluate,
+		UploadDirs:     splitList(o.allowedDirs),
 		Roles:          roleCfg,
 		Origins:        server.OriginPolicy{Allowed: server.ParseOrigins(o.allowedOrigins), Blocked: server.ParseOrigins(o.blockedOrigins)}}, mgr)
 	defer srv.Close()
@@ -278,4 +281,15 @@ func install(args []string) error {
 	}
 	fmt.Fprintln(os.Stderr, "retrace is ready.")
 	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

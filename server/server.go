@@ -36,6 +36,9 @@ type Config struct {
 	// Roles are the users an agent can act as; nil means only the default
 	// role.
 	Roles *roles.Config
+	// UploadDirs are the directories browser_file_upload may take files
+	// from; empty means the working directory and the temporary directory.
+	UploadDirs []string
 	// NoEvaluate leaves browser_evaluate out of the tools.
 	NoEvaluate bool
 	// Origins limits what the browser may load.
@@ -88,6 +91,7 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.addTabTools()
 	s.addWaitTools()
 	s.addObserveTools()
+	s.addInputTools()
 	s.addSnapshotTools()
 	s.addActionTools()
 	s.addFormTools()
