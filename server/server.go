@@ -92,6 +92,7 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.addWaitTools()
 	s.addObserveTools()
 	s.addInputTools()
+	s.addStructureTools()
 	s.addSnapshotTools()
 	s.addActionTools()
 	s.addFormTools()
