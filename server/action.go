@@ -40,7 +40,7 @@ const maxTypeText = 100_000
 func (s *Server) addActionTools() {
 	addTool(s, &mcp.Tool{
 		Name:        "browser_click",
-		Description: "Click an element by its ref from browser_snapshot. Waits for the page to settle and reports what changed.",
+		Description: "Click an element (ref). Waits for the page to settle and reports what changed.",
 		Annotations: &mcp.ToolAnnotations{Title: "Click", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, s.click)
 	addTool(s, &mcp.Tool{

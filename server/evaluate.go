@@ -12,7 +12,7 @@ import (
 )
 
 type evaluateArgs struct {
-	Function string   `json:"function" jsonschema:"JavaScript function to run in the page, like () => document.title, or (element) => element.value with ref"`
+	Function string   `json:"function" jsonschema:"JavaScript function, like () => document.title, or (el) => el.value with ref"`
 	Ref      string   `json:"ref,omitempty" jsonschema:"Pass this element to the function"`
 	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }

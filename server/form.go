@@ -14,7 +14,7 @@ import (
 
 type selectArgs struct {
 	Ref     string   `json:"ref" jsonschema:"Ref of a select element from browser_snapshot"`
-	Values  []string `json:"values" jsonschema:"Options to select, by value or visible label; several for a multiple select"`
+	Values  []string `json:"values" jsonschema:"Options by value or label; several for a multiple select"`
 	Element string   `json:"element,omitempty" jsonschema:"Element description, for messages"`
 	Role    roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }

@@ -27,12 +27,12 @@ type closeArgs struct {
 func (s *Server) addNavigateTools() {
 	addTool(s, &mcp.Tool{
 		Name:        "browser_navigate",
-		Description: "Load a URL in the current page. Returns the final URL, title and HTTP status; call browser_snapshot to see the page.",
+		Description: "Load a URL in the current tab. Returns the final URL, HTTP status and title.",
 		Annotations: &mcp.ToolAnnotations{Title: "Navigate to a URL", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, s.navigate)
 	addTool(s, &mcp.Tool{
 		Name:        "browser_close",
-		Description: "Close the browser. Refs issued so far become stale; the next browser call opens a fresh browser.",
+		Description: "Close the role's browser; its refs become stale. The next call opens a fresh one.",
 		Annotations: &mcp.ToolAnnotations{Title: "Close the browser", DestructiveHint: ptr(true), IdempotentHint: true},
 	}, s.closeBrowser)
 }

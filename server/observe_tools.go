@@ -50,7 +50,7 @@ func (s *Server) addObserveTools() {
 	}, s.consoleMessages)
 	addTool(s, &mcp.Tool{
 		Name:        "browser_network_requests",
-		Description: "Requests of the current tab: method, URL, status or failure, type, size. Successful static files are counted, not listed, unless filtered.",
+		Description: "Requests of the current tab: method, URL, status or failure, type, size. Successful static files are only counted unless filtered.",
 		Annotations: &mcp.ToolAnnotations{Title: "Network requests", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.networkRequests)
 	addTool(s, &mcp.Tool{

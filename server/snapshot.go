@@ -13,8 +13,8 @@ import (
 )
 
 type snapshotArgs struct {
-	Ref    string   `json:"ref,omitempty" jsonschema:"Snapshot only this element's subtree (an iframe's ref gives its content)"`
-	Budget *int     `json:"budget,omitempty" jsonschema:"Maximum characters of tree to return; 0 means no limit (default set by --snapshot-budget)"`
+	Ref    string   `json:"ref,omitempty" jsonschema:"Only this element's subtree (an iframe's ref: its content)"`
+	Budget *int     `json:"budget,omitempty" jsonschema:"Most characters of tree to return; 0: no limit"`
 	Offset int      `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
 	Role   roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
 }
@@ -31,12 +31,12 @@ type findArgs struct {
 func (s *Server) addSnapshotTools() {
 	addTool(s, &mcp.Tool{
 		Name:        "browser_snapshot",
-		Description: "Read the current page as a compact accessibility tree. Every element you can act on carries a ref like e12; pass it to browser_click or browser_type. Iframes are expanded inline. Large pages are cut at a size budget; the text says how to read on.",
+		Description: "The current page as a compact accessibility tree, iframes inline. Elements you can act on carry refs (e12) for the other tools. Large pages are cut; the text says how to read on.",
 		Annotations: &mcp.ToolAnnotations{Title: "Page snapshot", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.snapshot)
 	addTool(s, &mcp.Tool{
 		Name:        "browser_find",
-		Description: "Find elements on the current page by text, role or name, without reading the whole tree. Returns each match with its ref and the line of its container.",
+		Description: "Find elements by text, role or name without reading the whole tree: each match with its ref and container.",
 		Annotations: &mcp.ToolAnnotations{Title: "Find elements", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, s.find)
 }
