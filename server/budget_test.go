@@ -44,3 +44,33 @@ func TestToolListTokenBudget(t *testing.T) {
 		t.Errorf("tools/list costs %d tokens, over the %d budget", n, toolListBudget)
 	}
 }
+
+// TestToolAnnotations checks every tool says what it does to the world: a
+// title, and for a tool that is not read-only, whether it is destructive;
+// and for every tool whether it reaches the open world.
+func TestToolAnnotations(t *testing.T) {
+	c := connect(t, Config{})
+	res, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly := map[string]bool{"browser_snapshot": true, "browser_find": true, "browser_take_screenshot": true,
+		"browser_console_messages": true, "browser_network_requests": true, "browser_wait_for": true,
+		"browser_inspect": true, "browser_generate_locator": true, "list_current_roles": true, "get_current_role": true}
+	for _, tool := range res.Tools {
+		a := tool.Annotations
+		if a == nil || a.Title == "" {
+			t.Errorf("%s has no annotations or title", tool.Name)
+			continue
+		}
+		if a.ReadOnlyHint != readOnly[tool.Name] {
+			t.Errorf("%s: readOnlyHint is %v", tool.Name, a.ReadOnlyHint)
+		}
+		if !a.ReadOnlyHint && a.DestructiveHint == nil {
+			t.Errorf("%s changes things but does not say whether it is destructive", tool.Name)
+		}
+		if a.OpenWorldHint == nil {
+			t.Errorf("%s does not say whether it reaches the open world", tool.Name)
+		}
+	}
+}

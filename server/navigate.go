@@ -33,7 +33,7 @@ func (s *Server) addNavigateTools() {
 	addTool(s, &mcp.Tool{
 		Name:        "browser_close",
 		Description: "Close the role's browser; its refs become stale. The next call opens a fresh one.",
-		Annotations: &mcp.ToolAnnotations{Title: "Close the browser", DestructiveHint: ptr(true), IdempotentHint: true},
+		Annotations: &mcp.ToolAnnotations{Title: "Close the browser", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, s.closeBrowser)
 }
 

@@ -27,7 +27,7 @@ func (s *Server) addRoleTools() {
 	addTool(s, &mcp.Tool{
 		Name:        "select_role",
 		Description: "Switch the role (signed-in user) that browser tools act as when they name none. Each role has its own browser context, cookies and refs.",
-		Annotations: &mcp.ToolAnnotations{Title: "Select role", IdempotentHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Select role", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, s.selectRole)
 	addTool(s, &mcp.Tool{
 		Name:        "list_current_roles",
