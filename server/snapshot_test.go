@@ -80,7 +80,7 @@ func TestFind(t *testing.T) {
 		t.Errorf("limit 5 returned %d lines:\n%s", n, res)
 	}
 	res = c.ok("browser_find", map[string]any{"text": "no such thing"})
-	mustContain(t, res, "No element matches")
+	mustContain(t, res, "No element matches", "If it should be there:\n1. browser_wait_for(text=\"no such thing\") — if the page is still loading it\n2. browser_snapshot()")
 	c.fail("browser_find", map[string]any{}, llmerr.InvalidParams)
 }
 

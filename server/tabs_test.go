@@ -109,7 +109,8 @@ func TestHandleDialog(t *testing.T) {
 	mustContain(t, c.ok("browser_snapshot", nil), "prompt returned Grace")
 	// Used once: the next dialog goes back to the policy (dismiss).
 	res = c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Confirm"`)})
-	mustContain(t, res, `confirm dialog "Delete everything?" was dismissed (by the --dialog policy`)
+	mustContain(t, res, `confirm dialog "Delete everything?" was dismissed (by the --dialog policy`,
+		"If it should have been accepted:\n1. browser_handle_dialog(accept=true) — answer the next dialog with OK\n2. browser_click(ref=\""+refOf(t, snap, `button "Confirm"`)+`") — do the action again`)
 	c.ok("browser_handle_dialog", map[string]any{"accept": true})
 	res = c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Confirm"`)})
 	mustContain(t, res, `was accepted (as set by browser_handle_dialog)`)
