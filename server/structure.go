@@ -122,6 +122,26 @@ const structureJS = `(el) => {
   return JSON.stringify({self: info(el), ancestors, repeat});
 }`
 
+// structureOf resolves ref under the role's lock and describes its
+// element; on success the caller releases the lock with unlock.
+func (s *Server) structureOf(c *call, ref string) (*target, *structureInfo, func(), error) {
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t, err := r.resolve(ref)
+	if err != nil {
+		unlock()
+		return nil, nil, nil, r.withCandidates(err, c.tool, nil)
+	}
+	st, err := s.describeStructure(t)
+	if err != nil {
+		unlock()
+		return nil, nil, nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: ref, Element: t.rec.Element(), URL: t.rec.URL})
+	}
+	return t, st, unlock, nil
+}
+
 func (s *Server) describeStructure(t *target) (*structureInfo, error) {
 	raw, err := t.el.Evaluate(structureJS)
 	if err != nil {
@@ -157,19 +177,11 @@ func (n nodeInfo) String() string {
 }
 
 func (s *Server) inspect(ctx context.Context, c *call, in structureArgs) (*result, error) {
-	r, unlock, err := c.lockRole()
+	t, st, unlock, err := s.structureOf(c, in.Ref)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	t, err := r.resolve(in.Ref)
-	if err != nil {
-		return nil, r.withCandidates(err, c.tool, nil)
-	}
-	st, err := s.describeStructure(t)
-	if err != nil {
-		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: t.rec.URL})
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Element: %s %s\n", describe(t.rec, ""), st.Self)
 	if !t.rec.MainFrame {
@@ -259,19 +271,11 @@ func testIDOf(n nodeInfo) (string, string) {
 }
 
 func (s *Server) generateLocator(ctx context.Context, c *call, in structureArgs) (*result, error) {
-	r, unlock, err := c.lockRole()
+	t, st, unlock, err := s.structureOf(c, in.Ref)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	t, err := r.resolve(in.Ref)
-	if err != nil {
-		return nil, r.withCandidates(err, c.tool, nil)
-	}
-	st, err := s.describeStructure(t)
-	if err != nil {
-		return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: t.rec.URL})
-	}
 	frame, err := t.el.OwnerFrame()
 	if err != nil || frame == nil {
 		return nil, fmt.Errorf("finding the element's frame: %v", err)
