@@ -54,3 +54,24 @@ func BenchmarkClickNoChange(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSnapshotNestedFrames times browser_snapshot through MCP on three
+// levels of same- and cross-origin iframes:
+//
+//	go test ./server -run '^$' -bench SnapshotNestedFrames -benchtime 20x
+func BenchmarkSnapshotNestedFrames(b *testing.B) {
+	t := &testing.T{}
+	c := connect(t, Config{})
+	defer c.srv.Close()
+	c.t = t
+	if r := c.call("browser_navigate", map[string]any{"url": fx.URL + "/nested-frames?depth=3"}); r.IsError {
+		b.Fatal(r.Text)
+	}
+	c.call("browser_snapshot", nil)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := c.call("browser_snapshot", nil); r.IsError {
+			b.Fatal(r.Text)
+		}
+	}
+}
