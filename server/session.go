@@ -207,8 +207,8 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 		// Say it once, then the next call gets a fresh page.
 		url := r.tab.Page.URL()
 		_ = r.tab.Page.Close()
+		r.eng.ForgetPage(r.tab.Page)
 		r.dropTab(r.tab)
-		r.eng.Reset()
 		return nil, crashedError(url)
 	}
 	if r.bctx != nil {

@@ -180,6 +180,7 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*result, e
 	}
 	url := t.Page.URL()
 	_ = t.Page.Close()
+	r.eng.ForgetPage(t.Page)
 	r.dropTab(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Closed tab %d (%s); its refs are stale.\n", idx, url)

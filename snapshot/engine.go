@@ -462,6 +462,20 @@ func (e *Engine) forget(d *doc) {
 	}
 }
 
+// ForgetPage forgets the bridges of page's frames (the page crashed or
+// closed); the role's other pages keep theirs, and their refs stay good.
+func (e *Engine) ForgetPage(page playwright.Page) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, d := range e.docs {
+		if d.frame.Page() == page {
+			delete(e.docs, id)
+			delete(e.current, d.frame)
+			delete(e.poisoned, d.frame)
+		}
+	}
+}
+
 // Reset forgets every bridge, for when the role's pages are closed.
 func (e *Engine) Reset() {
 	e.mu.Lock()
