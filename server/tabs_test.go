@@ -132,3 +132,27 @@ func TestSnapshotWithTheResult(t *testing.T) {
 		t.Errorf("a snapshot came without snapshot: true:\n%s", res)
 	}
 }
+
+// A crashed tab takes only its own refs with it.
+func TestCrashedTabSparesTheOthers(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("dialogs.html")})
+	first := c.ok("browser_snapshot", nil)
+	c.ok("browser_tabs", map[string]any{"action": "new", "url": fx.Page("form.html")})
+	c.ok("browser_snapshot", nil)
+	r := c.srv.sessionForTest().role(defaultRole)
+	crashed := r.tab
+	go crashed.Page.Goto("chrome://crash")
+	deadline := time.Now().Add(10 * time.Second)
+	for !crashed.Crashed() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !crashed.Crashed() {
+		t.Fatal("the tab did not crash")
+	}
+	c.fail("browser_snapshot", nil, llmerr.PageCrashed)
+	// The first tab is current again, and its refs still act.
+	mustContain(t, c.ok("browser_tabs", map[string]any{"action": "list"}), "- 0 (current): "+fx.Page("dialogs.html"))
+	res := c.ok("browser_click", map[string]any{"ref": refOf(t, first, `button "Alert"`)})
+	mustContain(t, res, `alert dialog "Hello from alert"`)
+}
