@@ -151,6 +151,11 @@ func TestStdoutIsOnlyJSONRPC(t *testing.T) {
 		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"browser_click","arguments":{"ref":"e424242"}}}`,
 		fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"browser_navigate","arguments":{"url":%q}}}`, fx.DeadURL),
 		`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
+		// A large image, and the tools that read the page's history.
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"browser_take_screenshot","arguments":{"fullPage":true}}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"browser_console_messages","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"browser_network_requests","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"browser_tabs","arguments":{"action":"list"}}}`,
 	}
 	go func() {
 		for _, m := range msgs {
@@ -158,7 +163,11 @@ func TestStdoutIsOnlyJSONRPC(t *testing.T) {
 			time.Sleep(0) // messages are pipelined; the server answers in any order
 		}
 	}()
-	want := map[float64]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true}
+	want := map[float64]bool{}
+	for id := 1; id <= 12; id++ {
+		want[float64(id)] = true
+	}
+	image := false
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	deadline := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
@@ -178,10 +187,21 @@ func TestStdoutIsOnlyJSONRPC(t *testing.T) {
 			if r, ok := m["result"].(map[string]any); ok && r["isError"] == true {
 				isError[id] = true
 			}
+			if r, ok := m["result"].(map[string]any); ok && id == 9 {
+				content, _ := r["content"].([]any)
+				for _, c := range content {
+					if c, ok := c.(map[string]any); ok && c["type"] == "image" && c["mimeType"] == "image/png" && len(c["data"].(string)) > 1000 {
+						image = true
+					}
+				}
+			}
 		}
 	}
 	if len(want) > 0 {
 		t.Fatalf("no answer for ids %v; stderr:\n%s", want, stderr.String())
+	}
+	if !image {
+		t.Errorf("the screenshot came back without a PNG")
 	}
 	if !isError[6] || !isError[7] {
 		t.Errorf("bad ref and dead URL should be isError results: %v", isError)
