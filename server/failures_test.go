@@ -173,3 +173,36 @@ func TestTwoWarningsInOneSnapshot(t *testing.T) {
 	}
 	t.Logf("snapshot with two warnings:\n%s", r.Text)
 }
+
+// A crashed cross-origin frame (its renderer killed through its own CDP
+// session) cannot be a frame warning: Playwright 1.52 marks the whole page
+// crashed and stops answering for it. So it is PAGE_CRASHED, whose plan
+// (load the page again) recovers.
+func TestCrashedChildFrame(t *testing.T) {
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
+	c.ok("browser_snapshot", nil)
+	r := c.srv.sessionForTest().role(defaultRole)
+	crashed := false
+	for _, f := range r.tab.Page.Frames() {
+		if f.ParentFrame() == nil || !strings.Contains(f.URL(), "localhost") {
+			continue
+		}
+		s, err := r.bctx.NewCDPSession(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Send("Page.crash", nil) // never answers: its renderer is gone
+		crashed = true
+	}
+	if !crashed {
+		t.Fatal("no cross-origin frame to crash")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !r.tab.Crashed() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	e := c.fail("browser_snapshot", nil, "PAGE_CRASHED")
+	c.follow(e)
+	mustContain(t, c.ok("browser_snapshot", nil), `button "Cross button" [ref=`)
+}
