@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/fixture"
@@ -72,5 +71,4 @@ func TestQuickSubset(t *testing.T) {
 			t.Errorf("%s (%s): the fault did not happen (no failure met), so the run measures nothing", r.Scenario, r.Kind)
 		}
 	}
-	_ = time.Second
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -60,8 +59,7 @@ func (s *Server) selectOption(ctx context.Context, c *call, in selectArgs) (*res
 				Cause:   "browser_select_option works on <select> elements; custom dropdowns open with a click",
 				Actions: []llmerr.Action{llmerr.Call("browser_click", "open the dropdown, then click the option in a new snapshot", llmerr.A("ref", in.Ref))}}
 		}
-		var opts [][2]string
-		_ = json.Unmarshal([]byte(list), &opts)
+		opts := parseOptions(list)
 		if missing := missingOptions(in.Values, opts); len(missing) > 0 {
 			return "", optionNotFound(c.tool, t, in, missing, opts)
 		}
