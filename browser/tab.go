@@ -245,10 +245,3 @@ func (t *Tab) since(m Mark) (navRequested, navCommitted bool, pending int, wake 
 	}
 	return t.navReq > m.navReq, t.navSeq > m.navSeq, pending, t.wake
 }
-
-// CommittedSince reports whether the main frame committed a navigation
-// since m.
-func (t *Tab) CommittedSince(m Mark) bool {
-	_, c, _, _ := t.since(m)
-	return c
-}

@@ -68,7 +68,10 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*resul
 	if err != nil {
 		e := llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: target,
 			Timeout: s.cfg.NavigationTimeout, Navigating: true})
-		if e.Code == llmerr.NavigationTimeout && !tab.CommittedSince(mark) {
+		// Whether anything of the target arrived is read from where the tab
+		// is, not from commit events: the commit of the page before can land
+		// after the mark.
+		if e.Code == llmerr.NavigationTimeout && strings.TrimRight(tab.Page.URL(), "/") != strings.TrimRight(target, "/") {
 			// The request is still open in the browser; left so, the
 			// retry the plan offers would be aborted by it.
 			stopLoading(r, tab)
