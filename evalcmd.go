@@ -28,10 +28,11 @@ import (
 var evalFiles embed.FS
 
 // runEval is `retrace eval`: it runs the scenarios of testdata/eval with
-// each policy and error style, and writes the report, JSON and chart.
-func runEval(args []string) error {
+// each policy and error style, and writes the report, JSON and chart to
+// --out and the summary table to out.
+func runEval(args []string, out io.Writer) error {
 	fset := flag.NewFlagSet("retrace eval", flag.ContinueOnError)
-	out := fset.String("out", "", "directory for report.md, report.json and recovery.svg (required)")
+	outDir := fset.String("out", "", "directory for report.md, report.json and recovery.svg (required)")
 	k := fset.Int("k", 3, "runs per scenario, policy and style, each with its own timing (pass^k)")
 	kinds := fset.String("kinds", "", "only these fault kinds, comma-separated (default: all)")
 	only := fset.String("scenario", "", "only scenarios whose name contains this")
@@ -47,7 +48,7 @@ func runEval(args []string) error {
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" {
+	if *outDir == "" {
 		return errors.New("retrace eval: --out DIR is required")
 	}
 	scs, err := eval.Load(evalFiles, "testdata/eval")
@@ -110,13 +111,13 @@ func runEval(args []string) error {
 		return err
 	}
 	rep := eval.NewReport(runs, *k, len(scs), "retrace eval "+strings.Join(args, " "))
-	if err := eval.Write(*out, rep); err != nil {
+	if err := eval.Write(*outDir, rep); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "%d runs in %s; wrote %s/report.md, report.json and recovery.svg\n", len(runs), time.Since(start).Round(time.Second), *out)
-	fmt.Print(eval.Markdown(rep))
+	fmt.Fprintf(os.Stderr, "%d runs in %s; wrote %s/report.md, report.json and recovery.svg\n", len(runs), time.Since(start).Round(time.Second), *outDir)
+	fmt.Fprint(out, eval.Markdown(rep))
 	if len(rep.Targets) > 0 {
-		fmt.Println("\nTargets missed:\n- " + strings.Join(rep.Targets, "\n- "))
+		fmt.Fprintln(out, "\nTargets missed:\n- "+strings.Join(rep.Targets, "\n- "))
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func run(args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "eval":
-			return runEval(args[1:])
+			return runEval(args[1:], os.Stdout)
 		case "install":
 			return install(args[1:])
 		case "version", "--version":
