@@ -199,7 +199,7 @@ func (m *Manager) launchLocked() error {
 	if err != nil {
 		return &llmerr.Error{Code: llmerr.SetupRequired, Err: err,
 			Message: "Chromium did not start.",
-			Cause:   firstLine(err.Error()),
+			Cause:   llmerr.FirstLine(err.Error()),
 			Note:    fmt.Sprintf("A person must check the browser at %s (or --cdp-endpoint). Retrying will fail the same way until then.", m.opts.ExecutablePath),
 		}
 	}
@@ -235,13 +235,4 @@ func (m *Manager) Running() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.browser != nil && m.browser.IsConnected()
-}
-
-func firstLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

@@ -178,12 +178,13 @@ func (r RequestEntry) String() string {
 	}
 	s += " [" + r.Type
 	if r.Size >= 0 {
-		s += ", " + humanSize(r.Size)
+		s += ", " + HumanSize(r.Size)
 	}
 	return s + "]"
 }
 
-func humanSize(n int64) string {
+// HumanSize writes a byte count the way results show sizes: B, KB, MB.
+func HumanSize(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))

@@ -29,6 +29,7 @@ const (
 	OptionNotFound         Code = "OPTION_NOT_FOUND"
 	UnknownRole            Code = "UNKNOWN_ROLE"
 	AuthenticationFailed   Code = "AUTHENTICATION_FAILED"
+	PageUnreadable         Code = "PAGE_UNREADABLE"
 )
 
 // Category groups codes by where the fault lies.
@@ -142,6 +143,11 @@ var catalogue = map[Code]Entry{
 		SessionValid:  true,
 		NoRetryReason: "Retrying with the same role will not help: no such role is configured.",
 	},
+	PageUnreadable: {
+		Category: CategoryState, Title: "Page could not be read",
+		SessionValid:  true,
+		NoRetryReason: "Reading the same document again will fail the same way: load it again first.",
+	},
 	OriginBlocked: {
 		Category: CategoryPolicy, Title: "Origin blocked",
 		SessionValid:  true,
@@ -174,6 +180,7 @@ func init() {
 		OriginBlocked:          {"A URL whose origin --blocked-origins lists, or that --allowed-origins does not list.", nil},
 		AuthenticationFailed:   {"A role that must be signed in is not: its auth file is missing, unreadable or malformed. The plan says which file and how to refresh it (sign in through the page, then browser_save_auth). For a role whose auth is optional the same facts come back as a warning instead.", []Action{{Tool: "list_current_roles", Why: "see each role's auth file"}}},
 		UnknownRole:            {"A role argument or select_role named a role that is not configured (--config, --role). The error lists the roles there are.", []Action{{Tool: "list_current_roles", Why: "see the roles there are"}}},
+		PageUnreadable:         {"The main document of the tab could not be read: the page's own scripts broke the snapshot script (replaced built-ins it needs), or its walk ran out of time before reading anything. A child frame with the same trouble is a warning instead.", []Action{{Tool: "browser_reload", Why: "a fresh document gets a fresh snapshot script"}}},
 		OptionNotFound:         {"browser_select_option named an option the select does not have. The error lists the options, and retries with the near match when there is one.", []Action{snapshotStep}},
 	}
 	for code, a := range about {
@@ -200,6 +207,6 @@ func Codes() []Code {
 	return []Code{
 		UnknownRef, StaleRef, FrameDetached, NavigationFailed, NavigationTimeout,
 		ElementNotInteractable, ActionTimeout, InvalidParams, BrowserClosed,
-		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked, OptionNotFound, UnknownRole, AuthenticationFailed,
+		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked, OptionNotFound, UnknownRole, AuthenticationFailed, PageUnreadable,
 	}
 }

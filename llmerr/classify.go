@@ -45,12 +45,15 @@ func Classify(err error, s Situation) *Error {
 		return nil
 	}
 	if e, ok := As(err); ok {
+		if e.Tool == "" {
+			e.Tool = s.Tool
+		}
 		return e
 	}
 	raw := err.Error()
 	low := strings.ToLower(raw)
 	base := Error{Tool: s.Tool, Ref: s.Ref, Element: s.Element, URL: s.URL, Err: err,
-		Details: map[string]any{"raw": firstLine(raw)}}
+		Details: map[string]any{"raw": FirstLine(raw)}}
 	snapshot := Call("browser_snapshot", "see the page as it is now and get fresh refs")
 
 	switch {
@@ -148,7 +151,7 @@ func Classify(err error, s Situation) *Error {
 
 	e := base
 	e.Code = InternalError
-	e.Message = s.Tool + " failed: " + firstLine(raw)
+	e.Message = s.Tool + " failed: " + FirstLine(raw)
 	e.Cause = "an unexpected error in the browser call (the raw message is in details)"
 	e.Actions = []Action{snapshot}
 	return &e
@@ -196,12 +199,16 @@ func orBlank(u string) string {
 	return u
 }
 
-func firstLine(s string) string {
+// FirstLine is the first line of a raw error message, cut to 300
+// characters: the part worth showing a model or a log.
+func FirstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	// Cut by characters: a byte cut can split a UTF-8 sequence, and the
+	// half character would reach the model as a replacement mark.
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
 	}
 	return s
 }

@@ -57,6 +57,8 @@ type client struct {
 	record bool
 	mu     sync.Mutex
 	seen   []string
+	// args are the tools' argument names from tools/list.
+	args map[string]map[string]bool
 }
 
 // callAsync calls a tool from another goroutine: protocol errors are
@@ -205,6 +207,35 @@ func (c *client) fail(name string, args map[string]any, code llmerr.Code) reply 
 	return r
 }
 
+// listedArgs returns the argument names of each tool as tools/list gives
+// them to a client, fetched once per client.
+func (c *client) listedArgs() map[string]map[string]bool {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.args != nil {
+		return c.args
+	}
+	res, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		c.t.Fatalf("tools/list: %v", err)
+	}
+	c.args = map[string]map[string]bool{}
+	for _, tool := range res.Tools {
+		names := map[string]bool{}
+		schema, _ := json.Marshal(tool.InputSchema)
+		var s struct {
+			Properties map[string]any `json:"properties"`
+		}
+		_ = json.Unmarshal(schema, &s)
+		for n := range s.Properties {
+			names[n] = true
+		}
+		c.args[tool.Name] = names
+	}
+	return c.args
+}
+
 // checkPlan verifies that an error result carries the structured object and
 // that every step names a real tool with arguments that tool takes.
 func (c *client) checkPlan(tool string, r reply) {
@@ -218,7 +249,7 @@ func (c *client) checkPlan(tool string, r reply) {
 		}
 	}
 	actions, _ := r.Structured["actions"].([]any)
-	args := c.srv.ToolArgs()
+	args := c.listedArgs()
 	for _, a := range actions {
 		m := a.(map[string]any)
 		name, _ := m["tool"].(string)

@@ -56,8 +56,6 @@ type Server struct {
 	browsers *browser.Manager
 	mcp      *mcp.Server
 	log      *slog.Logger
-	// toolArgs lists each tool's argument names, to check recovery plans.
-	toolArgs map[string]map[string]bool
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
@@ -84,18 +82,19 @@ func New(cfg Config, m *browser.Manager) *Server {
 		cfg.Roles = roles.New()
 	}
 	s := &Server{cfg: cfg, browsers: m, log: cfg.Logger,
-		toolArgs: map[string]map[string]bool{}, sessions: map[*mcp.ServerSession]*session{}}
+		sessions: map[*mcp.ServerSession]*session{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "retrace", Title: "retrace browser", Version: Version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger})
+	// The tools, one family per tool_*.go file.
 	s.addNavigateTools()
 	s.addTabTools()
+	s.addDialogTools()
 	s.addWaitTools()
 	s.addObserveTools()
 	s.addInputTools()
+	s.addFormTools()
 	s.addStructureTools()
 	s.addSnapshotTools()
-	s.addActionTools()
-	s.addFormTools()
 	s.addEvaluateTools()
 	s.addRoleTools()
 	return s
@@ -103,9 +102,6 @@ func New(cfg Config, m *browser.Manager) *Server {
 
 // MCP returns the underlying MCP server, for transports and tests.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
-
-// ToolArgs reports the argument names each tool takes.
-func (s *Server) ToolArgs() map[string]map[string]bool { return s.toolArgs }
 
 // RunStdio serves one session over stdin/stdout until the client leaves.
 func (s *Server) RunStdio(ctx context.Context) error {

@@ -44,7 +44,7 @@ func TestInvalidArguments(t *testing.T) {
 func TestPanicBecomesInternalError(t *testing.T) {
 	c := connect(t, Config{})
 	addTool(c.srv, &mcp.Tool{Name: "test_panic", Description: "panics"},
-		func(context.Context, *call, struct{}) (*result, error) { panic("boom") })
+		func(context.Context, *call, struct{}) (*response, error) { panic("boom") })
 	r := c.fail("test_panic", nil, llmerr.InternalError)
 	c.golden("INTERNAL_ERROR", r)
 	mustContain(t, r.Text, "still running", "boom")
@@ -110,7 +110,7 @@ func TestCataloguePlansNameRealTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		listed[tool.Name] = true
 	}
-	args := c.srv.ToolArgs()
+	args := c.listedArgs()
 	check := func(where string, acts []llmerr.StructuredAction) {
 		for _, a := range acts {
 			if !listed[a.Tool] {

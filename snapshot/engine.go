@@ -120,7 +120,15 @@ func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwri
 	cut := false
 	tree, next, recs, err := e.captureFrame(frame, next, 0, main, root, &cut)
 	if err != nil {
+		if main && root == "" {
+			// Recorded, not decided: the caller's decision point turns a
+			// main-frame failure into an error with a plan.
+			e.recordMain(frame, err)
+		}
 		return nil, err
+	}
+	if main && root == "" && cut && len(tree) == 0 {
+		e.recordMain(frame, errNothingRead)
 	}
 	snap.Tree = tree
 	snap.Refs = recs
@@ -312,17 +320,38 @@ func (e *Engine) record(n *Node, err error) {
 	if e.Log == nil {
 		return
 	}
-	en := failurelog.Entry{Kind: failurelog.FrameExpansion, Reason: failurelog.ReasonUnknown,
-		FrameURL: n.FrameURL, FrameName: n.Name, Ref: n.Ref, Doc: int(e.mainDoc), Detail: shortReason(err)}
+	en := entryFor(err)
+	en.FrameURL, en.FrameName, en.Ref, en.Doc = n.FrameURL, n.Name, n.Ref, int(e.mainDoc)
+	e.Log.Record(en)
+}
+
+// recordMain puts a failure to read the page's main document in the log.
+func (e *Engine) recordMain(frame playwright.Frame, err error) {
+	if e.Log == nil {
+		return
+	}
+	en := entryFor(err)
+	en.MainFrame, en.FrameURL = true, frame.URL()
+	e.Log.Record(en)
+}
+
+// errNothingRead stands for a walk that ran out of time before it read a
+// single node.
+var errNothingRead = errors.New("the walk ran out of time before reading anything")
+
+// entryFor classifies a frame's failure: kind, reason and detail.
+func entryFor(err error) failurelog.Entry {
+	en := failurelog.Entry{Kind: failurelog.FrameExpansion, Reason: failurelog.ReasonUnknown, Detail: shortReason(err)}
 	low := strings.ToLower(err.Error())
 	switch {
 	case errors.Is(err, ErrPageBusy):
 		en.Kind, en.Reason, en.Detail = failurelog.FrameTimeout, failurelog.ReasonTimeout, ""
+	case errors.Is(err, errNothingRead):
+		en.Kind, en.Reason, en.Detail = failurelog.FrameTimeout, failurelog.ReasonTimeout, err.Error()
 	case errors.Is(err, errBlocked):
 		en.Reason, en.Detail = failurelog.ReasonBlocked, ""
 	case strings.Contains(low, "detached"), strings.Contains(low, "left the page"), contextGone(err),
 		strings.Contains(low, "target closed"), strings.Contains(low, "has been closed"):
-		// The page itself is still being read, so what closed is the frame.
 		en.Kind, en.Reason, en.Detail = failurelog.FrameDetached, failurelog.ReasonDetached, ""
 	case errors.Is(err, errInject):
 		en.Kind = failurelog.FrameInjection
@@ -332,7 +361,7 @@ func (e *Engine) record(n *Node, err error) {
 	case strings.Contains(low, "crash"):
 		en.Reason = failurelog.ReasonCrashed
 	}
-	e.Log.Record(en)
+	return en
 }
 
 // elementOf returns the element of ref in d's document, or nil when the
@@ -629,8 +658,8 @@ func shortReason(err error) string {
 		s = s[:i]
 	}
 	s = strings.ReplaceAll(s, "playwright: ", "")
-	if len(s) > 160 {
-		s = s[:160] + "…"
+	if r := []rune(s); len(r) > 160 {
+		s = string(r[:160]) + "…"
 	}
 	return s
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
 )
 
@@ -20,8 +19,10 @@ type selectRoleArgs struct {
 type noArgs struct{}
 
 type saveAuthArgs struct {
-	Role roleName `json:"role,omitempty" jsonschema:"Role whose sign-in to save; default: the current role"`
+	Role string `json:"role,omitempty" jsonschema:"Role whose sign-in to save; default: the current role"`
 }
+
+func (a saveAuthArgs) actingRole() string { return a.Role }
 
 func (s *Server) addRoleTools() {
 	addTool(s, &mcp.Tool{
@@ -46,7 +47,7 @@ func (s *Server) addRoleTools() {
 	}, s.currentRole)
 }
 
-func (s *Server) selectRole(ctx context.Context, c *call, in selectRoleArgs) (*result, error) {
+func (s *Server) selectRole(ctx context.Context, c *call, in selectRoleArgs) (*response, error) {
 	r, ok := s.cfg.Roles.Get(in.Role)
 	if !ok {
 		return nil, unknownRole(s.cfg.Roles, c.tool, in.Role)
@@ -73,10 +74,10 @@ func (s *Server) selectRole(ctx context.Context, c *call, in selectRoleArgs) (*r
 	if r.DefaultURL != "" {
 		fmt.Fprintf(&b, "\nIts start page: browser_navigate(url=%q).", r.DefaultURL)
 	}
-	return &result{text: b.String()}, nil
+	return textResponse(b.String()), nil
 }
 
-func (s *Server) listRoles(ctx context.Context, c *call, _ noArgs) (*result, error) {
+func (s *Server) listRoles(ctx context.Context, c *call, _ noArgs) (*response, error) {
 	current := c.sess.currentRole()
 	var b strings.Builder
 	for _, name := range s.cfg.Roles.Names() {
@@ -109,14 +110,14 @@ func (s *Server) listRoles(ctx context.Context, c *call, _ noArgs) (*result, err
 		b.WriteString("\n")
 	}
 	b.WriteString("(* = current role; browser tools take role=\"...\" to act as another without switching)")
-	return &result{text: b.String()}, nil
+	return textResponse(b.String()), nil
 }
 
-func (s *Server) currentRole(ctx context.Context, c *call, _ noArgs) (*result, error) {
-	return &result{text: "Current role: " + c.sess.currentRole()}, nil
+func (s *Server) currentRole(ctx context.Context, c *call, _ noArgs) (*response, error) {
+	return textResponse("Current role: " + c.sess.currentRole()), nil
 }
 
-func (s *Server) saveAuth(ctx context.Context, c *call, _ saveAuthArgs) (*result, error) {
+func (s *Server) saveAuth(ctx context.Context, c *call, _ saveAuthArgs) (*response, error) {
 	r, unlock, err := c.lockRole()
 	if err != nil {
 		return nil, err
@@ -145,26 +146,6 @@ func (s *Server) saveAuth(ctx context.Context, c *call, _ saveAuthArgs) (*result
 	// The file holds secrets: only its owner may read it.
 	_ = os.Chmod(rc.AuthFile, 0o600)
 	r.log.AuthWorks()
-	return &result{text: fmt.Sprintf("Saved the sign-in of role %s to %s: %d cookie%s, local storage of %d origin%s. The next run starts signed in.",
-		r.name, rc.AuthFile, len(st.Cookies), plural(len(st.Cookies), "s"), len(st.Origins), plural(len(st.Origins), "s"))}, nil
-}
-
-// authStatus is the role's sign-in as last observed: from its FailureLog,
-// or from whether its auth file was loaded.
-func authStatus(st *role) string {
-	if st == nil {
-		return "not checked yet"
-	}
-	for _, e := range st.log.Entries() {
-		switch e.Kind {
-		case failurelog.AuthLoad:
-			return fmt.Sprintf("signed out (auth file %s)", e.Reason)
-		case failurelog.AuthCheck:
-			return "signed out (sent to the sign-in page)"
-		}
-	}
-	if st.open() {
-		return "auth file loaded"
-	}
-	return "not checked yet"
+	return textResponse(fmt.Sprintf("Saved the sign-in of role %s to %s: %d cookie%s, local storage of %d origin%s. The next run starts signed in.",
+		r.name, rc.AuthFile, len(st.Cookies), plural(len(st.Cookies), "s"), len(st.Origins), plural(len(st.Origins), "s"))), nil
 }

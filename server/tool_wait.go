@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +19,7 @@ type waitArgs struct {
 	TextGone string   `json:"textGone,omitempty" jsonschema:"Wait until this text is no longer visible"`
 	Ref      string   `json:"ref,omitempty" jsonschema:"Wait until this element is visible and enabled"`
 	Time     *float64 `json:"time,omitempty" jsonschema:"Seconds to wait; alone, a plain pause"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+	roleArg
 }
 
 // waitPoll is how often a text wait looks again.
@@ -34,7 +33,7 @@ func (s *Server) addWaitTools() {
 	}, s.waitFor)
 }
 
-func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (*result, error) {
+func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *response, err error) {
 	if in.Text == "" && in.TextGone == "" && in.Ref == "" && in.Time == nil {
 		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
 			Message: "browser_wait_for needs text, textGone, ref or time.", Cause: "no condition was given",
@@ -61,25 +60,30 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (*result, er
 	}
 	defer unlock()
 	start := time.Now()
+	res = &response{}
+	defer func() {
+		if res != nil {
+			// Dialogs the page opened while it was watched.
+			res.dialogs = tab.TakeDialogs()
+		}
+	}()
 	if in.Text == "" && in.TextGone == "" && in.Ref == "" {
 		select {
 		case <-time.After(limit):
 		case <-ctx.Done():
 		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "Waited %s.", limit.Round(10*time.Millisecond))
+		waited := fmt.Sprintf("Waited %s.", limit.Round(10*time.Millisecond))
 		if capped {
-			fmt.Fprintf(&b, " One call waits at most %s (the action timeout); call browser_wait_for again to wait longer.", s.cfg.ActionTimeout)
+			waited += fmt.Sprintf(" One call waits at most %s (the action timeout); call browser_wait_for again to wait longer.", s.cfg.ActionTimeout)
 		}
-		b.WriteString("\n")
-		writeDialogs(&b, tab)
-		return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+		res.addDid("%s", waited)
+		return res, nil
 	}
-	var b strings.Builder
 	if in.Ref != "" {
-		t, err := r.resolve(in.Ref)
+		again := c.sameCall()
+		t, err := c.resolve(r, in.Ref, again)
 		if err != nil {
-			return nil, r.withCandidates(err, c.tool, nil)
+			return nil, err
 		}
 		ms := playwright.Float(float64(time.Until(start.Add(limit)).Milliseconds()))
 		err = t.el.WaitForElementState(*playwright.ElementStateVisible, playwright.ElementHandleWaitForElementStateOptions{Timeout: ms})
@@ -88,12 +92,12 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (*result, er
 			err = t.el.WaitForElementState(*playwright.ElementStateEnabled, playwright.ElementHandleWaitForElementStateOptions{Timeout: ms})
 		}
 		if err != nil {
-			if _, rerr := r.resolve(in.Ref); rerr != nil {
-				return nil, r.withCandidates(rerr, c.tool, nil)
+			if _, rerr := c.resolve(r, in.Ref, again); rerr != nil {
+				return nil, rerr
 			}
-			return nil, s.waitTimeout(c, in, tab, fmt.Sprintf("%s did not become visible and enabled", describe(t.rec, "")))
+			return nil, s.waitTimeout(c, in, tab, limit, fmt.Sprintf("%s did not become visible and enabled", describe(t.rec, "")))
 		}
-		fmt.Fprintf(&b, "%s is visible and enabled (after %s).\n", describe(t.rec, ""), since(start))
+		res.addDid("%s is visible and enabled (after %s).", describe(t.rec, ""), since(start))
 	}
 	for _, w := range []struct {
 		text string
@@ -108,31 +112,24 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (*result, er
 			if w.gone {
 				what = fmt.Sprintf("the text %q is still visible", w.text)
 			}
-			return nil, s.waitTimeout(c, in, tab, what)
+			return nil, s.waitTimeout(c, in, tab, limit, what)
 		}
 		if w.gone {
-			fmt.Fprintf(&b, "The text %q is gone (after %s).\n", w.text, since(start))
+			res.addDid("The text %q is gone (after %s).", w.text, since(start))
 			continue
 		}
-		fmt.Fprintf(&b, "The text %q appeared (after %s).\n", w.text, since(start))
+		res.addDid("The text %q appeared (after %s).", w.text, since(start))
 		// Say where, with refs, so the agent can act without a snapshot.
-		if snap, err := r.eng.Capture(tab.Page, r.reg); err == nil {
+		if snap, err := r.capture(tab.Page); err == nil {
 			if ms, total := snap.Find(snapshot.Query{Text: w.text}, 5); total > 0 {
-				for _, m := range ms {
-					b.WriteString("- " + m.Line)
-					if m.Context != "" {
-						b.WriteString("  (in: " + m.Context + ")")
-					}
-					b.WriteString("\n")
-				}
+				res.addBody(matchLines(ms)...)
 				if total > len(ms) {
-					fmt.Fprintf(&b, "[%d more: browser_find(text=%q) lists them]\n", total-len(ms), w.text)
+					res.addBody(fmt.Sprintf("[%d more: browser_find(text=%q) lists them]", total-len(ms), w.text))
 				}
 			}
 		}
 	}
-	writeDialogs(&b, tab)
-	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+	return res, nil
 }
 
 // visibleText counts the visible elements showing text as whole words
@@ -168,13 +165,9 @@ func pollUntil(ctx context.Context, deadline time.Time, cond func() bool) bool {
 	}
 }
 
-func since(t time.Time) string {
-	return time.Since(t).Round(10 * time.Millisecond).String()
-}
-
 // waitTimeout is the error of a wait whose condition did not hold in time:
 // waiting again is a real option, so it comes first.
-func (s *Server) waitTimeout(c *call, in waitArgs, tab *browser.Tab, what string) error {
+func (s *Server) waitTimeout(c *call, in waitArgs, tab *browser.Tab, waited time.Duration, what string) error {
 	var args []llmerr.Arg
 	if in.Text != "" {
 		args = append(args, llmerr.A("text", in.Text))
@@ -185,14 +178,13 @@ func (s *Server) waitTimeout(c *call, in waitArgs, tab *browser.Tab, what string
 	if in.Ref != "" {
 		args = append(args, llmerr.A("ref", in.Ref))
 	}
-	if c.roleName != "" {
-		args = append(args, llmerr.A("role", string(c.roleName)))
-	}
-	return &llmerr.Error{Code: llmerr.ActionTimeout, Tool: c.tool, Ref: in.Ref, URL: tab.Page.URL(), Timeout: s.cfg.ActionTimeout,
-		Message: fmt.Sprintf("Waited %s: %s.", s.cfg.ActionTimeout, what),
-		Cause:   "the page did not reach that state within one call's wait (the action timeout)",
+	again := c.step(args...)
+	again.Why = "wait longer, if the page is still working"
+	return &llmerr.Error{Code: llmerr.ActionTimeout, Tool: c.tool, Ref: in.Ref, URL: tab.Page.URL(), Timeout: waited,
+		Message: fmt.Sprintf("Waited %s: %s.", waited.Round(10*time.Millisecond), what),
+		Cause:   "the page did not reach that state within this call's wait (at most the action timeout)",
 		Actions: []llmerr.Action{
-			{Tool: c.tool, Why: "wait longer, if the page is still working", Args: args},
+			again,
 			llmerr.Call("browser_snapshot", "see what the page shows instead (an error message, a different wording)"),
 		}}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -12,20 +11,13 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
 )
 
-// result is what a tool handler returns on success.
-type result struct {
-	text string
-	// images follow the text, for tools that return pictures.
-	images []*mcp.ImageContent
-}
-
-// handlerFunc is a typed tool handler. A returned error is classified
-// through llmerr and rendered as a recovery plan.
-type handlerFunc[In any] func(ctx context.Context, c *call, in In) (*result, error)
+// handlerFunc is a typed tool handler. It adds sections to the response
+// and returns it; a returned error is classified through llmerr and
+// rendered as a recovery plan.
+type handlerFunc[In any] func(ctx context.Context, c *call, in In) (*response, error)
 
 // call carries what every handler needs: the server, the caller's session
 // and the tool name.
@@ -37,9 +29,44 @@ type call struct {
 	roleName string
 	// role is the role the call acted in, once lockRole chose it.
 	role *role
-	// snapshot is set when the call asked for a snapshot with its result
-	// (a Snapshot bool argument).
+	// snapshot is set when the call asked for a snapshot with its result.
 	snapshot bool
+}
+
+// roleArg is the role argument of the browser tools, embedded in their
+// argument structs: the user to act as.
+type roleArg struct {
+	Role string `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+}
+
+func (a roleArg) actingRole() string { return a.Role }
+
+// asRoleArg is roleArg for browser_find, whose role argument is the ARIA
+// role of what it looks for.
+type asRoleArg struct {
+	AsRole string `json:"asRole,omitempty" jsonschema:"Role to act as (default: current)"`
+}
+
+func (a asRoleArg) actingRole() string { return a.AsRole }
+
+// snapshotArg is the argument of the tools that can return the page with
+// their result, saving a round trip.
+type snapshotArg struct {
+	Snapshot bool `json:"snapshot,omitempty" jsonschema:"Also return a snapshot"`
+}
+
+func (a snapshotArg) wantsSnapshot() bool { return a.Snapshot }
+
+// callOptions reads the arguments every tool may share from its input:
+// the embedded argument structs above.
+func callOptions(in any) (role string, snapshot bool) {
+	if r, ok := in.(interface{ actingRole() string }); ok {
+		role = r.actingRole()
+	}
+	if s, ok := in.(interface{ wantsSnapshot() bool }); ok {
+		snapshot = s.wantsSnapshot()
+	}
+	return role, snapshot
 }
 
 // addTool registers a tool whose input schema is inferred from In. Unlike
@@ -56,7 +83,6 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 		panic(fmt.Sprintf("tool %s: resolve schema: %v", t.Name, err))
 	}
 	t.InputSchema = schema
-	s.toolArgs[t.Name] = argNames(schema)
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -75,53 +101,18 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 		if perr != nil {
 			return s.errorResult(invalidParams(t, schema, perr)), nil
 		}
-		c := &call{srv: s, sess: s.session(req.Session), tool: t.Name, roleName: roleOf(in), snapshot: snapshotOf(in)}
+		role, snap := callOptions(in)
+		c := &call{srv: s, sess: s.session(req.Session), tool: t.Name, roleName: role, snapshot: snap}
 		out, herr := h(ctx, c, in)
 		if herr != nil {
 			return s.errorResult(llmerr.Classify(herr, llmerr.Situation{Tool: t.Name})), nil
 		}
-		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.text}}}
 		if c.role != nil {
 			// What did not stop the call comes back beside its result.
-			if ws := c.role.warnings(); len(ws) > 0 {
-				res.Content[0] = &mcp.TextContent{Text: out.text + "\n" + failurelog.Render(ws)}
-				res.StructuredContent = map[string]any{"warnings": ws}
-			}
+			out.warnings = c.role.warnings()
 		}
-		for _, img := range out.images {
-			res.Content = append(res.Content, img)
-		}
-		return res, nil
+		return out.result(), nil
 	})
-}
-
-// roleName is the type of the role argument browser tools take (the user
-// to act as), told apart by type from an ARIA role such as browser_find's.
-type roleName string
-
-// roleOf returns the role argument of a tool's input, if it has one.
-func roleOf(in any) string {
-	v := reflect.ValueOf(in)
-	if v.Kind() != reflect.Struct {
-		return ""
-	}
-	for i := 0; i < v.NumField(); i++ {
-		if r, ok := v.Field(i).Interface().(roleName); ok {
-			return string(r)
-		}
-	}
-	return ""
-}
-
-// snapshotOf reports whether a tool's input asks for a snapshot with the
-// result (a bool field named Snapshot).
-func snapshotOf(in any) bool {
-	v := reflect.ValueOf(in)
-	if v.Kind() != reflect.Struct {
-		return false
-	}
-	f := v.FieldByName("Snapshot")
-	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
 }
 
 func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved) (In, error) {
@@ -227,14 +218,6 @@ func sortedProps(schema *jsonschema.Schema) []string {
 		return names[i] < names[j]
 	})
 	return names
-}
-
-func argNames(schema *jsonschema.Schema) map[string]bool {
-	m := map[string]bool{}
-	for n := range schema.Properties {
-		m[n] = true
-	}
-	return m
 }
 
 // errorResult renders e for the model and attaches its structured form.

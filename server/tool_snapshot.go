@@ -2,9 +2,10 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/samber/lo"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -13,10 +14,10 @@ import (
 )
 
 type snapshotArgs struct {
-	Ref    string   `json:"ref,omitempty" jsonschema:"Only this element's subtree (an iframe's ref: its content)"`
-	Budget *int     `json:"budget,omitempty" jsonschema:"Most characters of tree to return; 0: no limit"`
-	Offset int      `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
-	Role   roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+	Ref    string `json:"ref,omitempty" jsonschema:"Only this element's subtree (an iframe's ref: its content)"`
+	Budget *int   `json:"budget,omitempty" jsonschema:"Most characters of tree to return; 0: no limit"`
+	Offset int    `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
+	roleArg
 }
 
 type findArgs struct {
@@ -25,7 +26,7 @@ type findArgs struct {
 	Name  string `json:"name,omitempty" jsonschema:"Part of the accessible name (case-insensitive)"`
 	Limit int    `json:"limit,omitempty" jsonschema:"Maximum matches to return (default 20)"`
 	// role means the ARIA role here, so the user to act as is asRole.
-	AsRole roleName `json:"asRole,omitempty" jsonschema:"Role to act as (default: current)"`
+	asRoleArg
 }
 
 func (s *Server) addSnapshotTools() {
@@ -41,7 +42,7 @@ func (s *Server) addSnapshotTools() {
 	}, s.find)
 }
 
-func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*result, error) {
+func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*response, error) {
 	budget := s.cfg.SnapshotBudget
 	if in.Budget != nil {
 		budget = *in.Budget
@@ -65,20 +66,17 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*resul
 		}
 		snap, err = r.eng.CaptureSubtree(tab.Page, r.reg, rec)
 	} else {
-		snap, err = r.eng.Capture(tab.Page, r.reg)
+		snap, err = r.capture(tab.Page)
 	}
 	if err != nil {
-		return nil, snapshotError(c.tool, tab.Page.URL(), err)
+		return nil, err
 	}
-	text := snap.Render(snapshot.View{Budget: budget, Offset: in.Offset})
-	var extra strings.Builder
-	for _, d := range tab.TakeDialogs() {
-		extra.WriteString("\nDialog: " + d.String())
-	}
-	return &result{text: text + extra.String()}, nil
+	res := &response{dialogs: tab.TakeDialogs()}
+	res.addBody(snap.Render(snapshot.View{Budget: budget, Offset: in.Offset}))
+	return res, nil
 }
 
-func (s *Server) find(ctx context.Context, c *call, in findArgs) (*result, error) {
+func (s *Server) find(ctx context.Context, c *call, in findArgs) (*response, error) {
 	if in.Text == "" && in.Role == "" && in.Name == "" {
 		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
 			Message: "browser_find needs at least one of text, role or name.",
@@ -94,41 +92,44 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*result, error
 		return nil, err
 	}
 	defer unlock()
-	snap, err := r.eng.Capture(tab.Page, r.reg)
+	snap, err := r.capture(tab.Page)
 	if err != nil {
-		return nil, snapshotError(c.tool, tab.Page.URL(), err)
+		return nil, err
 	}
 	matches, total := snap.Find(snapshot.Query{Text: in.Text, Role: in.Role, Name: in.Name}, limit)
-	var b strings.Builder
+	res := &response{}
 	what := describeQuery(in)
 	if total == 0 {
-		fmt.Fprintf(&b, "No element matches %s on %s.\n", what, snap.URL)
+		res.addDid("No element matches %s on %s.", what, snap.URL)
 		// What to try, as calls: the page may still be loading it, or
 		// call it something else.
-		b.WriteString("If it should be there:\n")
-		n := 1
+		steps := []string{"If it should be there:"}
 		if want := firstNonEmpty(in.Name, in.Text); want != "" {
-			fmt.Fprintf(&b, "%d. browser_wait_for(text=%q) — if the page is still loading it\n", n, want)
-			n++
+			steps = append(steps, fmt.Sprintf("%d. browser_wait_for(text=%q) — if the page is still loading it", len(steps), want))
 		}
-		fmt.Fprintf(&b, "%d. browser_snapshot() — read the page: it may use other words, or show it after another step", n)
-		return &result{text: b.String()}, nil
+		steps = append(steps, fmt.Sprintf("%d. browser_snapshot() — read the page: it may use other words, or show it after another step", len(steps)))
+		res.addBody(steps...)
+		return res, nil
 	}
-	fmt.Fprintf(&b, "%d match%s for %s on %s:\n", total, plural(total, "es"), what, snap.URL)
-	for _, m := range matches {
-		b.WriteString("- " + m.Line)
-		if m.Context != "" {
-			b.WriteString("  (in: " + m.Context + ")")
-		}
-		b.WriteString("\n")
-	}
+	res.addDid("%d match%s for %s on %s:", total, plural(total, "es"), what, snap.URL)
+	res.addBody(matchLines(matches)...)
 	if total > len(matches) {
-		fmt.Fprintf(&b, "[%d more not shown: narrow the search with role= or name=, or raise limit=.]\n", total-len(matches))
+		res.addBody(fmt.Sprintf("[%d more not shown: narrow the search with role= or name=, or raise limit=.]", total-len(matches)))
 	}
 	if snap.Cut {
-		b.WriteString("[The page is too large to search in time; matches past the point where time ran out are missing.]\n")
+		res.addBody("[The page is too large to search in time; matches past the point where time ran out are missing.]")
 	}
-	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+	return res, nil
+}
+
+// matchLines renders matches as list lines, each with its container.
+func matchLines(ms []snapshot.Match) []string {
+	return lo.Map(ms, func(m snapshot.Match, _ int) string {
+		if m.Context != "" {
+			return "- " + m.Line + "  (in: " + m.Context + ")"
+		}
+		return "- " + m.Line
+	})
 }
 
 func describeQuery(in findArgs) string {
@@ -143,34 +144,4 @@ func describeQuery(in findArgs) string {
 		parts = append(parts, fmt.Sprintf("name=%q", in.Name))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, suffix string) string {
-	if n == 1 {
-		return ""
-	}
-	return suffix
-}
-
-// snapshotError explains a snapshot that could not be taken.
-func snapshotError(tool, url string, err error) error {
-	if errors.Is(err, snapshot.ErrPageBusy) {
-		return &llmerr.Error{Code: llmerr.ActionTimeout, Tool: tool, URL: url, Err: err,
-			Message: "The page did not answer the snapshot in time.",
-			Cause:   "its main thread is busy (a script that does not yield) or the page is enormous",
-			Actions: []llmerr.Action{
-				llmerr.Call("browser_find", "search for what you need instead of reading everything", llmerr.A("text", "...")),
-				llmerr.Call("browser_navigate", "reload the page if it stays stuck", llmerr.A("url", url)),
-			}}
-	}
-	return llmerr.Classify(err, llmerr.Situation{Tool: tool, URL: url})
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

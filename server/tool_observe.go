@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"image"
-	"image/color"
 	"image/jpeg"
 	"image/png"
 	"regexp"
@@ -19,20 +17,20 @@ import (
 )
 
 type consoleArgs struct {
-	Level string   `json:"level,omitempty" jsonschema:"Least severe level shown: error, warning, info (default) or debug"`
-	Role  roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+	Level string `json:"level,omitempty" jsonschema:"Least severe level shown: error, warning, info (default) or debug"`
+	roleArg
 }
 
 type networkArgs struct {
-	Filter string   `json:"filter,omitempty" jsonschema:"Only URLs containing this, or matching /regex/"`
-	Role   roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+	Filter string `json:"filter,omitempty" jsonschema:"Only URLs containing this, or matching /regex/"`
+	roleArg
 }
 
 type screenshotArgs struct {
-	Ref      string   `json:"ref,omitempty" jsonschema:"Only this element"`
-	FullPage bool     `json:"fullPage,omitempty" jsonschema:"The whole scrollable page"`
-	Type     string   `json:"type,omitempty" jsonschema:"png (default) or jpeg"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+	Ref      string `json:"ref,omitempty" jsonschema:"Only this element"`
+	FullPage bool   `json:"fullPage,omitempty" jsonschema:"The whole scrollable page"`
+	Type     string `json:"type,omitempty" jsonschema:"png (default) or jpeg"`
+	roleArg
 }
 
 // Bounds of what the observation tools return.
@@ -62,7 +60,7 @@ func (s *Server) addObserveTools() {
 
 var levelRank = map[string]int{"error": 0, "warning": 1, "info": 2, "debug": 3}
 
-func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (*result, error) {
+func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (*response, error) {
 	level := strings.ToLower(strings.TrimSpace(in.Level))
 	if level == "" {
 		level = "info"
@@ -89,7 +87,7 @@ func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (
 	var b strings.Builder
 	if len(shown) == 0 {
 		fmt.Fprintf(&b, "No console messages at level %s or more severe (%d in all).", level, len(all))
-		return &result{text: b.String()}, nil
+		return textResponse(b.String()), nil
 	}
 	if len(shown) > maxConsoleShown {
 		fmt.Fprintf(&b, "[%d older messages not shown]\n", len(shown)-maxConsoleShown)
@@ -107,14 +105,14 @@ func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (
 		}
 		b.WriteString("\n")
 	}
-	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+	return textResponse(strings.TrimRight(b.String(), "\n")), nil
 }
 
 // staticTypes are the resource types left out by default when they
 // succeeded.
 var staticTypes = map[string]bool{"image": true, "stylesheet": true, "font": true, "script": true, "media": true, "manifest": true}
 
-func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (*result, error) {
+func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (*response, error) {
 	match := func(string) bool { return true }
 	if f := in.Filter; f != "" {
 		if len(f) > 2 && strings.HasPrefix(f, "/") && strings.HasSuffix(f, "/") {
@@ -162,14 +160,14 @@ func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (
 	}
 	if b.Len() == 0 {
 		if in.Filter != "" {
-			return &result{text: fmt.Sprintf("No request matches %q (%d in all).", in.Filter, len(all))}, nil
+			return textResponse(fmt.Sprintf("No request matches %q (%d in all).", in.Filter, len(all))), nil
 		}
-		return &result{text: "No requests yet in this tab."}, nil
+		return textResponse("No requests yet in this tab."), nil
 	}
-	return &result{text: strings.TrimRight(b.String(), "\n")}, nil
+	return textResponse(strings.TrimRight(b.String(), "\n")), nil
 }
 
-func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*result, error) {
+func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*response, error) {
 	kind := strings.ToLower(strings.TrimSpace(in.Type))
 	if kind == "" {
 		kind = "png"
@@ -199,9 +197,9 @@ func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*r
 			return nil, err
 		}
 		defer unlock()
-		t, err := r.resolve(in.Ref)
+		t, err := c.resolve(r, in.Ref, c.sameCall())
 		if err != nil {
-			return nil, r.withCandidates(err, c.tool, nil)
+			return nil, err
 		}
 		raw, err = t.el.Screenshot(playwright.ElementHandleScreenshotOptions{Type: playwright.ScreenshotTypePng, Timeout: timeout})
 		if err != nil {
@@ -241,62 +239,11 @@ func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*r
 		return nil, err
 	}
 	w, h := img.Bounds().Dx(), img.Bounds().Dy()
-	text := fmt.Sprintf("Screenshot of %s: %dx%d %s, %s.", what, w, h, strings.ToUpper(kind), humanBytes(buf.Len()))
+	text := fmt.Sprintf("Screenshot of %s: %dx%d %s, %s.", what, w, h, strings.ToUpper(kind), browser.HumanSize(int64(buf.Len())))
 	if w != w0 {
 		text += fmt.Sprintf(" Scaled down from %dx%d.", w0, h0)
 	}
-	return &result{text: text, images: []*mcp.ImageContent{{Data: buf.Bytes(), MIMEType: mime}}}, nil
-}
-
-// fitWidth scales img down to at most max pixels wide, averaging the
-// source pixels each target pixel covers.
-func fitWidth(img image.Image, max int) image.Image {
-	b := img.Bounds()
-	w, h := b.Dx(), b.Dy()
-	if w <= max {
-		return img
-	}
-	nw := max
-	nh := h * nw / w
-	if nh < 1 {
-		nh = 1
-	}
-	out := image.NewRGBA(image.Rect(0, 0, nw, nh))
-	for y := 0; y < nh; y++ {
-		y0, y1 := b.Min.Y+y*h/nh, b.Min.Y+(y+1)*h/nh
-		if y1 == y0 {
-			y1 = y0 + 1
-		}
-		for x := 0; x < nw; x++ {
-			x0, x1 := b.Min.X+x*w/nw, b.Min.X+(x+1)*w/nw
-			if x1 == x0 {
-				x1 = x0 + 1
-			}
-			var r, g, bl, a, n uint32
-			for sy := y0; sy < y1; sy++ {
-				for sx := x0; sx < x1; sx++ {
-					cr, cg, cb, ca := img.At(sx, sy).RGBA()
-					r, g, bl, a, n = r+cr, g+cg, bl+cb, a+ca, n+1
-				}
-			}
-			out.SetRGBA(x, y, color.RGBA{uint8(r / n >> 8), uint8(g / n >> 8), uint8(bl / n >> 8), uint8(a / n >> 8)})
-		}
-	}
-	return out
-}
-
-func humanBytes(n int) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
-}
-
-// oneLineCut puts s on one line and cuts it to n characters.
-func oneLineCut(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n]) + "…"
-	}
-	return s
+	res := textResponse(text)
+	res.images = []*mcp.ImageContent{{Data: buf.Bytes(), MIMEType: mime}}
+	return res, nil
 }

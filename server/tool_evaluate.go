@@ -12,9 +12,9 @@ import (
 )
 
 type evaluateArgs struct {
-	Function string   `json:"function" jsonschema:"JavaScript function, like () => document.title, or (el) => el.value with ref"`
-	Ref      string   `json:"ref,omitempty" jsonschema:"Pass this element to the function"`
-	Role     roleName `json:"role,omitempty" jsonschema:"Role to act as (default: current)"`
+	Function string `json:"function" jsonschema:"JavaScript function, like () => document.title, or (el) => el.value with ref"`
+	Ref      string `json:"ref,omitempty" jsonschema:"Pass this element to the function"`
+	roleArg
 }
 
 // maxEvalResult bounds the JSON returned to the model.
@@ -31,7 +31,7 @@ func (s *Server) addEvaluateTools() {
 	}, s.evaluate)
 }
 
-func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*result, error) {
+func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*response, error) {
 	fn := strings.TrimSpace(in.Function)
 	if fn == "" {
 		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
@@ -44,7 +44,7 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*resul
 			return e
 		}
 		// What is left is the script's own failure: a throw or a syntax error.
-		msg := strings.TrimPrefix(firstLine(err.Error()), "playwright: ")
+		msg := strings.TrimPrefix(llmerr.FirstLine(err.Error()), "playwright: ")
 		return &llmerr.Error{Code: llmerr.EvaluationFailed, Tool: c.tool, Ref: in.Ref, URL: url, Err: err,
 			Message: "The script threw: " + msg,
 			Cause:   "the function ran in the page (or did not parse) and threw; the page itself is unchanged by the failure",
@@ -55,32 +55,24 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*resul
 			Note:    "Retrying the same script will throw the same way.",
 			Details: map[string]any{"exception": msg}}
 	}
-	var out any
+	// A script can change the page like any action, so it runs through
+	// the pipeline and its result says what changed.
+	do := func(a *acting) error {
+		on, url := evaluator(a.tab.Page), a.tab.Page.URL()
+		if len(a.targets) > 0 {
+			on, url = a.targets[0].el, a.targets[0].rec.URL
+		}
+		v, err := on.Evaluate(fn)
+		if err != nil {
+			return fail(err, url)
+		}
+		a.res.addDid("Result: %s", renderValue(v))
+		return nil
+	}
 	if in.Ref != "" {
-		var what string
-		res, err := s.act(ctx, c, in.Ref, []llmerr.Arg{llmerr.A("function", in.Function)}, func(t *target, _ *float64) (string, error) {
-			v, err := t.el.Evaluate(fn)
-			if err != nil {
-				return "", fail(err, t.rec.URL)
-			}
-			what = renderValue(v)
-			return "Result: " + what, nil
-		})
-		return res, err
+		return s.run(ctx, c, c.refOp(in.Ref, []llmerr.Arg{llmerr.A("function", in.Function)}, do))
 	}
-	_, tab, unlock, err := c.lockTab()
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	out, err = tab.Page.Evaluate(fn)
-	if err != nil {
-		return nil, fail(err, tab.Page.URL())
-	}
-	text := "Result: " + renderValue(out)
-	var b strings.Builder
-	writeDialogs(&b, tab)
-	return &result{text: strings.TrimRight(text+"\n"+b.String(), "\n")}, nil
+	return s.run(ctx, c, op{retry: c.step(llmerr.A("function", in.Function)), do: do})
 }
 
 // renderValue writes an evaluation result as JSON, cut to maxEvalResult.
@@ -89,16 +81,8 @@ func renderValue(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	s := string(data)
-	if len(s) > maxEvalResult {
-		s = s[:maxEvalResult] + fmt.Sprintf("… (cut: %d characters in all)", len(data))
+	if r := []rune(string(data)); len(r) > maxEvalResult {
+		return string(r[:maxEvalResult]) + fmt.Sprintf("… (cut: %d characters in all)", len(r))
 	}
-	return s
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return string(data)
 }

@@ -1,0 +1,337 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/refs"
+	"github.com/retrace-dev/retrace/snapshot"
+)
+
+// The action pipeline: every tool that can change the page (click, type,
+// hover, select, press_key, drag, fill_form, file_upload, navigate, the
+// history tools, a new tab) runs through run. It takes the role's lock,
+// resolves the refs, acts, waits for the page to settle, then takes the
+// same steps after every action: dialogs, a tab that closed itself, where
+// the page went, FailureLog scoping, the sign-out check, new tabs, and the
+// snapshot on request. A new tool gets all of them by describing itself as
+// an op.
+
+// op is one page-changing call, as the pipeline runs it.
+type op struct {
+	// refs are resolved before acting, in order; the op acts in the tab of
+	// the first. Without refs it acts in tab's tab.
+	refs []string
+	// again is the call made on another element in place of refs[i]: the
+	// step that stale-ref and covered-element plans offer.
+	again func(i int, ref string) llmerr.Action
+	// retry is the call made again as it was, for the steps that accept a
+	// dialog the policy dismissed.
+	retry llmerr.Action
+	// tab opens the tab an op without refs acts in; nil means the role's
+	// current tab.
+	tab func(r *role) (*browser.Tab, error)
+	// hint replaces the next-step hint of an op that loads a document.
+	hint string
+	// do acts. It adds what it did to a.res and fails with a Playwright
+	// error (classified by the pipeline) or an *llmerr.Error.
+	do func(a *acting) error
+}
+
+// acting is an op under way, under its role's lock.
+type acting struct {
+	ctx     context.Context
+	srv     *Server
+	c       *call
+	role    *role
+	tab     *browser.Tab
+	targets []*target
+	res     *response
+	// timeout is the action timeout, in Playwright's milliseconds.
+	timeout *float64
+	// landed is set by an op that loaded a document (load, or the history
+	// tools): the result always says where the tab is then.
+	landed *pageChange
+	// opened, when set, is closed once the context opens a page: the
+	// action is expected to open a tab, so the report waits for it.
+	opened <-chan struct{}
+	// failedAt is the target an error of do is about, when not the first.
+	failedAt *target
+	// mark is the tab's events before do.
+	mark browser.Mark
+}
+
+// target is a resolved ref ready for an action.
+type target struct {
+	rec  refs.Record
+	el   playwright.ElementHandle
+	tab  *browser.Tab
+	role *role
+	// again is the call made on another element in this one's place.
+	again func(ref string) llmerr.Action
+}
+
+// sameCall returns the call's tool with ref and args, in the call's role:
+// the step a plan offers to redo the call on another element.
+func (c *call) sameCall(args ...llmerr.Arg) func(ref string) llmerr.Action {
+	return func(ref string) llmerr.Action {
+		return c.step(append([]llmerr.Arg{llmerr.A("ref", ref)}, args...)...)
+	}
+}
+
+// step is the call's tool with args, in the call's role when it named one.
+func (c *call) step(args ...llmerr.Arg) llmerr.Action {
+	if c.roleName != "" {
+		args = append(args, llmerr.A("role", c.roleName))
+	}
+	return llmerr.Action{Tool: c.tool, Args: args}
+}
+
+// refOp is the op of a tool that acts on one element: ref, with the call's
+// other arguments args.
+func (c *call) refOp(ref string, args []llmerr.Arg, do func(a *acting) error) op {
+	again := c.sameCall(args...)
+	return op{refs: []string{ref}, again: func(_ int, r string) llmerr.Action { return again(r) },
+		retry: again(ref), do: do}
+}
+
+// run is the pipeline.
+func (s *Server) run(ctx context.Context, c *call, o op) (*response, error) {
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	a := &acting{ctx: ctx, srv: s, c: c, role: r, res: &response{},
+		timeout: playwright.Float(float64(s.cfg.ActionTimeout.Milliseconds()))}
+	for i, ref := range o.refs {
+		t, err := c.resolve(r, ref, func(n string) llmerr.Action { return o.again(i, n) })
+		if err != nil {
+			return nil, err
+		}
+		a.targets = append(a.targets, t)
+	}
+	switch {
+	case len(a.targets) > 0:
+		a.tab = a.targets[0].tab
+	case o.tab != nil:
+		a.tab, err = o.tab(r)
+	default:
+		a.tab, err = r.ensureTab()
+	}
+	if err != nil {
+		return nil, err
+	}
+	before := pageState(a.tab)
+	a.mark = a.tab.Mark()
+	if err := o.do(a); err != nil {
+		if !a.closedItsTab() {
+			return nil, a.fail(err, before.url)
+		}
+		// The action closed its own tab (window.close() in a click
+		// handler): that is what it did, not a failure.
+		a.res.did = []string{fmt.Sprintf("Acted on %s.", describe(a.targets[0].rec, ""))}
+	}
+	if err := a.finish(o, before, a.mark); err != nil {
+		return nil, err
+	}
+	return a.res, nil
+}
+
+// closedItsTab reports whether an element action failed only because it
+// closed the tab it ran in.
+func (a *acting) closedItsTab() bool {
+	return len(a.targets) > 0 && a.tab.Closed() && !a.tab.Crashed() && a.role.bctx != nil && !isBrowserGone(a.role)
+}
+
+// fail classifies an error of do. A timeout or an element that could not
+// take the action is then diagnosed from the page itself.
+func (a *acting) fail(err error, url string) error {
+	if e, ok := llmerr.As(err); ok {
+		return e
+	}
+	t := a.failedAt
+	if t == nil && len(a.targets) > 0 {
+		t = a.targets[0]
+	}
+	timeout := a.srv.cfg.ActionTimeout
+	if t == nil {
+		return llmerr.Classify(err, llmerr.Situation{Tool: a.c.tool, URL: url, Timeout: timeout})
+	}
+	return a.role.explain(err, a.c.tool, t, url, timeout)
+}
+
+// explain classifies an action's failure on t and, for a timeout or an
+// element that could not take the action, says from the page what was in
+// the way.
+func (r *role) explain(err error, tool string, t *target, url string, timeout time.Duration) *llmerr.Error {
+	e := llmerr.Classify(err, llmerr.Situation{Tool: tool, Ref: t.rec.Ref, Element: t.rec.Element(), URL: url, Timeout: timeout})
+	if e.Code == llmerr.ActionTimeout || e.Code == llmerr.ElementNotInteractable {
+		r.diagnose(e, t)
+	}
+	return e
+}
+
+// load navigates the op's tab to url and records where it landed. The
+// same failure gets the same plan wherever a load happens.
+func (a *acting) load(url, verb string) error {
+	nav := a.srv.cfg.NavigationTimeout
+	resp, err := a.tab.Page.Goto(url, playwright.PageGotoOptions{
+		WaitUntil: playwright.WaitUntilStateDomcontentloaded,
+		Timeout:   playwright.Float(float64(nav.Milliseconds())),
+	})
+	if err != nil {
+		e := llmerr.Classify(err, llmerr.Situation{Tool: a.c.tool, URL: url, Timeout: nav, Navigating: true})
+		// Whether anything of the target arrived is read from where the tab
+		// is, not from commit events: the commit of the page before can land
+		// after the mark.
+		if e.Code == llmerr.NavigationTimeout && strings.TrimRight(a.tab.Page.URL(), "/") != strings.TrimRight(url, "/") {
+			// The request is still open in the browser; left so, the retry
+			// the plan offers would be aborted by it.
+			stopLoading(a.role, a.tab)
+			// Nothing arrived: the tab still shows what it showed, so a
+			// snapshot has nothing to offer; a second try often works (a
+			// server waking up, a cold cache).
+			e.Cause = "the server sent nothing back in that time (the tab still shows the page before)"
+			// The tab that failed is the current one (a new tab becomes
+			// current), so navigating is the retry for every loading op.
+			retry := llmerr.Call("browser_navigate", "retry once: a first load is often the slow one", llmerr.A("url", url))
+			if a.c.roleName != "" {
+				retry.Args = append(retry.Args, llmerr.A("role", a.c.roleName))
+			}
+			e.Actions = []llmerr.Action{retry, llmerr.Call("browser_snapshot", "if it times out again, see what the tab shows")}
+		}
+		return e
+	}
+	a.landed = &pageChange{kind: landed, verb: verb, requested: url, status: statusOf(resp)}
+	return nil
+}
+
+func statusOf(resp playwright.Response) int {
+	if resp == nil {
+		return 0
+	}
+	return resp.Status()
+}
+
+// finish waits for the page to settle and takes the steps every action
+// ends with.
+func (a *acting) finish(o op, before state, mark browser.Mark) error {
+	r, tab, res := a.role, a.tab, a.res
+	nav := a.srv.cfg.NavigationTimeout
+	settled := tab.Settle(a.ctx, mark, browser.DefaultSettleLimits(nav))
+	res.dialogs = tab.TakeDialogs()
+	if dismissedQuestion(res.dialogs) && o.retry.Tool != "" {
+		// The policy said no for the agent; saying yes is two calls.
+		res.accept = []llmerr.Action{
+			llmerr.Call("browser_handle_dialog", "answer the next dialog with OK", llmerr.A("accept", true)),
+			{Tool: o.retry.Tool, Args: o.retry.Args, Why: "do the action again"},
+		}
+	}
+	if tab.Closed() {
+		res.tabs = append(res.tabs, r.tabClosedItself(tab))
+		a.includeSnapshot()
+		return nil
+	}
+	after := pageState(tab)
+	moved := after.url != before.url
+	switch {
+	case a.landed != nil:
+		a.landed.from, a.landed.to, a.landed.title = before.url, after.url, after.title
+		res.page = a.landed
+		res.hint = hintSnapshot
+		if o.hint != "" {
+			res.hint = o.hint
+		}
+	case moved:
+		res.page = &pageChange{kind: navigated, from: before.url, to: after.url, title: after.title}
+		res.hint = hintNewPageRefs
+	case settled.Navigated:
+		res.page = &pageChange{kind: reloaded, from: before.url, to: after.url, title: after.title}
+		res.hint = hintStaleRefs
+	case after.title != before.title:
+		res.page = &pageChange{kind: retitled, from: before.url, to: after.url, title: after.title, oldTitle: before.title}
+	}
+	res.unfinished = settled.LoadErr != nil
+	if a.landed != nil || moved || settled.Navigated {
+		// What was missing on the page left is no longer missing.
+		r.log.Frames()
+		// Reported, not waited for: a frame or request that never ends
+		// must not hold the agent.
+		res.loading = tab.Pending(mark)
+	}
+	if a.landed != nil || moved {
+		if err := r.checkSignedOut(after.url); err != nil {
+			return err
+		}
+	}
+	if a.opened != nil {
+		select {
+		case <-a.opened:
+		case <-time.After(min(nav, 3*time.Second)):
+		case <-a.ctx.Done():
+		}
+	}
+	r.reportNewTabs(a.ctx, res, nav)
+	a.includeSnapshot()
+	return nil
+}
+
+// dismissedQuestion reports whether the policy dismissed a confirm or a
+// prompt, which the agent may have wanted accepted.
+func dismissedQuestion(ds []browser.DialogEvent) bool {
+	for _, d := range ds {
+		if !d.Accepted && !d.AsSet && (d.Type == "confirm" || d.Type == "prompt") {
+			return true
+		}
+	}
+	return false
+}
+
+// includeSnapshot adds a snapshot of the role's current tab when the call
+// asked for one (snapshot: true).
+func (a *acting) includeSnapshot() {
+	r := a.role
+	if !a.c.snapshot || r.tab == nil || r.tab.Closed() {
+		return
+	}
+	snap, err := r.capture(r.tab.Page)
+	if err != nil {
+		a.res.noSnapshot = llmerr.FirstLine(err.Error())
+		return
+	}
+	a.res.snapshot = snap.Render(snapshot.View{Budget: a.srv.cfg.SnapshotBudget})
+}
+
+// describe names the element for a result line: role "name" [ref=eN].
+func describe(rec refs.Record, human string) string {
+	d := fmt.Sprintf("%s [ref=%s]", rec.Element(), rec.Ref)
+	if human != "" && !strings.EqualFold(human, rec.Name) {
+		d = fmt.Sprintf("%q, %s", human, d)
+	}
+	return d
+}
+
+type state struct{ url, title string }
+
+func pageState(tab *browser.Tab) state {
+	title, _ := tab.Page.Title()
+	return state{url: tab.Page.URL(), title: title}
+}
+
+// stopLoading stops the tab's pending navigation, as the browser's stop
+// button does (Chromium's Page.stopLoading; Playwright has no call for it).
+func stopLoading(r *role, tab *browser.Tab) {
+	cdp, err := r.bctx.NewCDPSession(tab.Page)
+	if err != nil {
+		return
+	}
+	_, _ = cdp.Send("Page.stopLoading", nil)
+	_ = cdp.Detach()
+}

@@ -1,0 +1,346 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/failurelog"
+	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/refs"
+	"github.com/retrace-dev/retrace/snapshot"
+)
+
+// role is one signed-in user: its own browser context, page, refs and
+// snapshot engine. Calls in one role run one at a time (mu); different roles
+// run in parallel.
+type role struct {
+	name string
+	srv  *Server
+	mu   sync.Mutex
+
+	bctx playwright.BrowserContext
+	// tab is the current tab: where tools act when a ref does not say
+	// otherwise. tabs are the open tabs, in the order they opened.
+	tab  *browser.Tab
+	tabs []*browser.Tab
+	// pages holds every page the context opened (the role's own and popups),
+	// wrapped as it appears: the context's page event runs on Playwright's
+	// dispatch goroutine, where mu may be held by the action that opened it,
+	// so it only records here (popMu) and tabs adopts them under mu.
+	popMu   sync.Mutex
+	pages   map[playwright.Page]*browser.Tab
+	opened  []*browser.Tab
+	newPage chan struct{} // closed and replaced when a page opens
+	answers *browser.DialogAnswers
+	// log records the role's partial failures (frames, auth); its entries
+	// come back as warnings on the role's results.
+	log failurelog.Log
+	// authReported is set once a required role's auth failure was returned
+	// as an error.
+	authReported bool
+	// reg outlives browser_close, so old refs are reported as stale, never
+	// reused.
+	reg *refs.Registry
+	eng *snapshot.Engine
+}
+
+// ensureTab returns the role's current tab, creating the context and a page
+// on first use or after the browser, context or page went away. When the
+// current tab closed and others are open, the newest becomes current. Call
+// with mu held.
+func (r *role) ensureTab() (*browser.Tab, error) {
+	if r.tab != nil && !r.tab.Closed() && !r.tab.Crashed() {
+		return r.tab, nil
+	}
+	if r.tab != nil && r.tab.Crashed() {
+		// Say it once, then the next call gets a fresh page.
+		url := r.tab.Page.URL()
+		_ = r.tab.Page.Close()
+		r.eng.ForgetPage(r.tab.Page)
+		r.dropTab(r.tab)
+		return nil, crashedError(url)
+	}
+	if r.bctx != nil {
+		r.adopt()
+		if n := len(r.tabs); n > 0 {
+			r.tab = r.tabs[n-1]
+			return r.tab, nil
+		}
+	}
+	return r.newTab()
+}
+
+// newTab opens a page in the role's context (opening the context if needed)
+// and makes it current.
+func (r *role) newTab() (*browser.Tab, error) {
+	if r.bctx == nil {
+		if err := r.openContext(); err != nil {
+			return nil, err
+		}
+	}
+	page, err := r.bctx.NewPage()
+	if err != nil {
+		// The context died with its browser; start over once.
+		r.closeLocked()
+		if err := r.openContext(); err != nil {
+			return nil, err
+		}
+		if page, err = r.bctx.NewPage(); err != nil {
+			return nil, err
+		}
+	}
+	t := r.wrap(page)
+	r.adopt()
+	r.tab = t
+	return t, nil
+}
+
+// wrap returns page's tab, watching it from now on. It runs on Playwright's
+// dispatch goroutine for pages the context opens, so it takes only popMu and
+// makes no Playwright call.
+func (r *role) wrap(page playwright.Page) *browser.Tab {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	if t, ok := r.pages[page]; ok {
+		return t
+	}
+	if r.pages == nil {
+		r.pages = map[playwright.Page]*browser.Tab{}
+	}
+	t := browser.NewTab(page, r.srv.cfg.DialogPolicy, r.answers)
+	r.pages[page] = t
+	r.opened = append(r.opened, t)
+	if r.newPage != nil {
+		close(r.newPage)
+	}
+	r.newPage = make(chan struct{})
+	return t
+}
+
+// pageOpened returns a channel closed when the context next opens a page.
+func (r *role) pageOpened() <-chan struct{} {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	if r.newPage == nil {
+		r.newPage = make(chan struct{})
+	}
+	return r.newPage
+}
+
+// adopt moves the pages opened since the last call into tabs, and drops
+// closed tabs. It returns the adopted tabs that are still open. Call with mu
+// held.
+func (r *role) adopt() []*browser.Tab {
+	r.popMu.Lock()
+	opened := r.opened
+	r.opened = nil
+	r.popMu.Unlock()
+	var fresh []*browser.Tab
+	for _, t := range opened {
+		if !t.Closed() {
+			r.tabs = append(r.tabs, t)
+			fresh = append(fresh, t)
+		}
+	}
+	open := r.tabs[:0]
+	for _, t := range r.tabs {
+		if !t.Closed() {
+			open = append(open, t)
+		}
+	}
+	r.tabs = open
+	return fresh
+}
+
+// dropTab forgets t; when it was current, no tab is current.
+func (r *role) dropTab(t *browser.Tab) {
+	for i, x := range r.tabs {
+		if x == t {
+			r.tabs = append(r.tabs[:i], r.tabs[i+1:]...)
+			break
+		}
+	}
+	if r.tab == t {
+		r.tab = nil
+	}
+}
+
+// tabOf returns the open tab showing page, or nil.
+func (r *role) tabOf(page playwright.Page) *browser.Tab {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	t := r.pages[page]
+	if t == nil || t.Closed() {
+		return nil
+	}
+	return t
+}
+
+// openContext creates the role's browser context with the snapshot bridge
+// installed at every document start.
+func (r *role) openContext() error {
+	state, err := r.authState()
+	if err != nil {
+		return err
+	}
+	bctx, err := r.srv.browsers.NewContext(state)
+	if err != nil {
+		return err
+	}
+	script := r.eng.InitScript()
+	if err := bctx.AddInitScript(playwright.Script{Content: &script}); err != nil {
+		r.srv.browsers.ReleaseContext(bctx)
+		return err
+	}
+	if err := r.srv.cfg.Origins.install(bctx); err != nil {
+		r.srv.browsers.ReleaseContext(bctx)
+		return err
+	}
+	r.bctx = bctx
+	bctx.OnPage(func(p playwright.Page) { r.wrap(p) })
+	if state != "" {
+		if err := r.runLoginCheck(); err != nil {
+			r.closeLocked()
+			return err
+		}
+	}
+	return nil
+}
+
+// warnings decides what the role's results should warn about: what its
+// log holds that did not stop the call.
+func (r *role) warnings() []failurelog.Entry {
+	return failurelog.Decide(r.log.Entries()).Warnings
+}
+
+// open reports whether the role's browser context is open.
+func (r *role) open() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bctx != nil
+}
+
+// closeLocked closes the role's context; its refs become stale. Call with mu
+// held.
+func (r *role) closeLocked() bool {
+	if r.bctx == nil {
+		return false
+	}
+	r.srv.browsers.ReleaseContext(r.bctx)
+	r.bctx = nil
+	r.tab = nil
+	r.tabs = nil
+	r.popMu.Lock()
+	r.pages, r.opened = nil, nil
+	r.popMu.Unlock()
+	r.eng.Reset()
+	return true
+}
+
+// resolve looks ref up in the role's registry and finds its element. Call
+// with the role's lock held.
+func (r *role) resolve(ref string) (*target, error) {
+	rec, err := r.reg.Lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	// The ref may belong to another of the role's tabs than the current
+	// one: the action runs there.
+	tab := r.tab
+	if p := r.eng.PageOf(rec); p != nil {
+		tab = r.tabOf(p)
+	}
+	if tab != nil && tab == r.tab && tab.Crashed() {
+		_, err := r.ensureTab() // reports the crash and clears the page
+		return nil, err
+	}
+	if tab == nil || tab.Closed() {
+		return nil, &llmerr.Error{Code: llmerr.StaleRef, Ref: ref, Element: rec.Element(), URL: rec.URL,
+			Message: fmt.Sprintf("Ref %s belongs to a page that is no longer open.", ref),
+			Cause:   "the browser or its page was closed after this ref was issued",
+			Actions: []llmerr.Action{
+				llmerr.Call("browser_navigate", "open the page again", llmerr.A("url", rec.URL)),
+				llmerr.Call("browser_snapshot", "get fresh refs"),
+			}}
+	}
+	el, err := r.eng.Resolve(rec)
+	if err != nil {
+		return nil, err
+	}
+	return &target{rec: rec, el: el, tab: tab, role: r}, nil
+}
+
+// reportNewTabs adopts the tabs the page opened (popups, target=_blank
+// links) and says so in res; the newest becomes the current tab, since
+// that is where the agent's action led. Call with the role's lock held.
+func (r *role) reportNewTabs(ctx context.Context, res *response, nav time.Duration) {
+	fresh := r.adopt()
+	if len(fresh) == 0 {
+		return
+	}
+	prev := r.indexOf(r.tab)
+	for _, t := range fresh {
+		// A popup starts on about:blank; give it its document, boundedly.
+		pollUntil(ctx, time.Now().Add(min(nav, 3*time.Second)), func() bool {
+			u := t.Page.URL()
+			return t.Closed() || (u != "" && u != "about:blank")
+		})
+		_ = t.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
+			State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(min(nav, 5*time.Second).Milliseconds()))})
+		title, _ := t.Page.Title()
+		res.tabs = append(res.tabs, fmt.Sprintf("Opened a new tab %d: %s\nTitle: %s", r.indexOf(t), t.Page.URL(), title))
+	}
+	r.tab = fresh[len(fresh)-1]
+	line := fmt.Sprintf("Tab %d is now the current tab; call browser_snapshot() to see it", r.indexOf(r.tab))
+	if prev >= 0 {
+		line += fmt.Sprintf(", or browser_tabs(action=\"select\", index=%d) to go back", prev)
+	}
+	res.tabs = append(res.tabs, line+".")
+}
+
+// tabClosedItself hands over from a tab that closed during an action to
+// the newest open tab, and says which.
+func (r *role) tabClosedItself(t *browser.Tab) string {
+	r.adopt()
+	if n := len(r.tabs); n > 0 && r.tab == t {
+		r.tab = r.tabs[n-1]
+		return fmt.Sprintf("The tab closed itself. Tab %d (%s) is now the current tab.", n-1, r.tab.Page.URL())
+	}
+	return "The page closed itself. The next browser call opens a new page."
+}
+
+// isBrowserGone reports whether the role's browser is no longer connected.
+func isBrowserGone(r *role) bool {
+	b := r.bctx.Browser()
+	return b != nil && !b.IsConnected()
+}
+
+// indexOf returns t's position in the role's tabs, or -1.
+func (r *role) indexOf(t *browser.Tab) int {
+	for i, x := range r.tabs {
+		if x == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// listTabs renders the role's tabs, marking the current one.
+func (r *role) listTabs() string {
+	var b strings.Builder
+	b.WriteString("Tabs:\n")
+	for i, t := range r.tabs {
+		title, _ := t.Page.Title()
+		cur := ""
+		if t == r.tab {
+			cur = " (current)"
+		}
+		fmt.Fprintf(&b, "- %d%s: %s — %s\n", i, cur, t.Page.URL(), title)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -1,0 +1,227 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+// The tools that act with the mouse and keyboard: click, type, hover,
+// press_key, drag. Each describes itself as an op; the pipeline (act.go)
+// does the rest.
+
+type clickArgs struct {
+	Ref     string `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
+	Element string `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	snapshotArg
+	roleArg
+}
+
+type typeArgs struct {
+	Ref     string `json:"ref" jsonschema:"Ref of an editable element from browser_snapshot"`
+	Text    string `json:"text" jsonschema:"Text to put in the field (replaces its content)"`
+	Element string `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	Submit  bool   `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
+	snapshotArg
+	roleArg
+}
+
+type hoverArgs struct {
+	Ref     string `json:"ref" jsonschema:"Ref of the element from browser_snapshot"`
+	Element string `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	snapshotArg
+	roleArg
+}
+
+type pressArgs struct {
+	Key string `json:"key" jsonschema:"Key or combination, like Enter, ArrowDown, Control+A"`
+	snapshotArg
+	roleArg
+}
+
+type dragArgs struct {
+	StartRef string `json:"startRef" jsonschema:"Ref of the element to drag"`
+	EndRef   string `json:"endRef" jsonschema:"Ref of the element to drop it on"`
+	snapshotArg
+	roleArg
+}
+
+// maxTypeText bounds browser_type's text: far above any real form value,
+// far below what would stall the page.
+const maxTypeText = 100_000
+
+func (s *Server) addInputTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "browser_click",
+		Description: "Click an element (ref). Waits for the page to settle and reports what changed.",
+		Annotations: &mcp.ToolAnnotations{Title: "Click", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.click)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_type",
+		Description: "Replace the text of an editable element (by ref) and optionally press Enter. Reports what changed.",
+		Annotations: &mcp.ToolAnnotations{Title: "Type text", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.typeText)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_hover",
+		Description: "Move the mouse over an element (ref), to open menus and tooltips. Reports what changed.",
+		Annotations: &mcp.ToolAnnotations{Title: "Hover", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+	}, s.hover)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_press_key",
+		Description: "Press a key or combination in the focused element of the current tab. Reports what changed.",
+		Annotations: &mcp.ToolAnnotations{Title: "Press a key", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.pressKey)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_drag",
+		Description: "Drag one element (startRef) onto another (endRef). Reports what changed.",
+		Annotations: &mcp.ToolAnnotations{Title: "Drag and drop", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.drag)
+}
+
+// opensTabJS reports whether clicking the element follows a link or submits
+// a form into another window (target=_blank or a named one).
+const opensTabJS = `(el) => {
+  const other = (t) => !!t && !['_self', '_parent', '_top'].includes(t.toLowerCase());
+  const a = el.closest('a[href], area[href]');
+  if (a) return other(a.getAttribute('target'));
+  const f = el.form;
+  if (f && (el.type === 'submit' || el.type === 'image')) return other(el.getAttribute('formtarget') || f.getAttribute('target'));
+  return false;
+}`
+
+func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, error) {
+	return s.run(ctx, c, c.refOp(in.Ref, nil, func(a *acting) error {
+		t := a.targets[0]
+		if v, err := t.el.Evaluate(opensTabJS); err == nil && v == true {
+			a.opened = a.role.pageOpened()
+		}
+		if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: a.timeout}); err != nil {
+			return err
+		}
+		a.res.addDid("Clicked %s.", describe(t.rec, in.Element))
+		return nil
+	}))
+}
+
+func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*response, error) {
+	if n := utf8.RuneCountInString(in.Text); n > maxTypeText {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool, Ref: in.Ref,
+			Message: fmt.Sprintf("The text is %d characters long; browser_type takes at most %d.", n, maxTypeText),
+			Cause:   "the text argument is too long",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "with a shorter text", llmerr.A("ref", in.Ref), llmerr.A("text", "…"))},
+		}
+	}
+	args := []llmerr.Arg{llmerr.A("text", in.Text)}
+	if in.Submit {
+		args = append(args, llmerr.A("submit", true))
+	}
+	return s.run(ctx, c, c.refOp(in.Ref, args, func(a *acting) error {
+		t := a.targets[0]
+		if err := t.el.Fill(in.Text, playwright.ElementHandleFillOptions{Timeout: a.timeout}); err != nil {
+			return err
+		}
+		a.res.addDid("Typed %d characters into %s.", utf8.RuneCountInString(in.Text), describe(t.rec, in.Element))
+		if in.Submit {
+			if err := t.el.Press("Enter", playwright.ElementHandlePressOptions{Timeout: a.timeout}); err != nil {
+				return err
+			}
+			a.res.addDid("Pressed Enter.")
+		}
+		return nil
+	}))
+}
+
+func (s *Server) hover(ctx context.Context, c *call, in hoverArgs) (*response, error) {
+	return s.run(ctx, c, c.refOp(in.Ref, nil, func(a *acting) error {
+		t := a.targets[0]
+		if err := t.el.Hover(playwright.ElementHandleHoverOptions{Timeout: a.timeout}); err != nil {
+			return err
+		}
+		a.res.addDid("Hovered over %s.", describe(t.rec, in.Element))
+		return nil
+	}))
+}
+
+func (s *Server) pressKey(ctx context.Context, c *call, in pressArgs) (*response, error) {
+	key, why := normalizeKey(in.Key)
+	if why != "" {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: fmt.Sprintf("%q is not a key Playwright can press: %s.", in.Key, why),
+			Cause:   "keys are single characters or names like Enter, Escape, Tab, ArrowDown, PageUp, F5, Backspace, joined with + for combinations (Control+A, Shift+Tab)",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "for example", llmerr.A("key", "Enter"))}}
+	}
+	return s.run(ctx, c, op{retry: c.step(llmerr.A("key", key)), do: func(a *acting) error {
+		if err := a.tab.Page.Keyboard().Press(key); err != nil {
+			return err
+		}
+		a.res.addDid("Pressed %s.", key)
+		return nil
+	}})
+}
+
+func (s *Server) drag(ctx context.Context, c *call, in dragArgs) (*response, error) {
+	args := func(start, end string) llmerr.Action {
+		return c.step(llmerr.A("startRef", start), llmerr.A("endRef", end))
+	}
+	o := op{refs: []string{in.StartRef, in.EndRef}, retry: args(in.StartRef, in.EndRef),
+		again: func(i int, ref string) llmerr.Action {
+			if i == 0 {
+				return args(ref, in.EndRef)
+			}
+			return args(in.StartRef, ref)
+		}}
+	o.do = func(a *acting) error {
+		from, to := a.targets[0], a.targets[1]
+		if from.tab != to.tab {
+			return &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+				Message: "startRef and endRef are in different tabs.", Cause: "a drag happens within one page",
+				Actions: []llmerr.Action{llmerr.Call("browser_tabs", "see the tabs", llmerr.A("action", "list"))}}
+		}
+		center := func(t *target) (float64, float64, error) {
+			a.failedAt = t
+			if err := t.el.ScrollIntoViewIfNeeded(playwright.ElementHandleScrollIntoViewIfNeededOptions{Timeout: a.timeout}); err != nil {
+				return 0, 0, err
+			}
+			box, err := t.el.BoundingBox()
+			if err != nil {
+				return 0, 0, err
+			}
+			if box == nil {
+				return 0, 0, errors.New("element is not visible")
+			}
+			return box.X + box.Width/2, box.Y + box.Height/2, nil
+		}
+		x0, y0, err := center(from)
+		if err != nil {
+			return err
+		}
+		mouse := a.tab.Page.Mouse()
+		if err := mouse.Move(x0, y0); err != nil {
+			return err
+		}
+		if err := mouse.Down(); err != nil {
+			return err
+		}
+		// The target's position is read after the press: the page may have
+		// moved things when the drag began.
+		x1, y1, err := center(to)
+		if err == nil {
+			err = mouse.Move(x1, y1, playwright.MouseMoveOptions{Steps: playwright.Int(10)})
+		}
+		if uerr := mouse.Up(); err == nil {
+			err = uerr
+		}
+		if err != nil {
+			return err
+		}
+		a.res.addDid("Dragged %s onto %s.", describe(from.rec, ""), describe(to.rec, ""))
+		return nil
+	}
+	return s.run(ctx, c, o)
+}

@@ -1,0 +1,183 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+// The tools that load documents in the current tab: navigate, back,
+// forward, reload.
+
+type navigateArgs struct {
+	URL string `json:"url" jsonschema:"The URL to load; a bare host like example.com gets https://"`
+	snapshotArg
+	roleArg
+}
+
+type historyArgs struct {
+	snapshotArg
+	roleArg
+}
+
+func (s *Server) addNavigateTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "browser_navigate",
+		Description: "Load a URL in the current tab. Returns the final URL, HTTP status and title.",
+		Annotations: &mcp.ToolAnnotations{Title: "Navigate to a URL", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.navigate)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_navigate_back",
+		Description: "Go back to the previous page in the current tab's history.",
+		Annotations: &mcp.ToolAnnotations{Title: "Go back", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+	}, s.goBack)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_navigate_forward",
+		Description: "Go forward to the next page in the current tab's history.",
+		Annotations: &mcp.ToolAnnotations{Title: "Go forward", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+	}, s.goForward)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_reload",
+		Description: "Reload the current page. Its refs become stale.",
+		Annotations: &mcp.ToolAnnotations{Title: "Reload", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.reload)
+}
+
+func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*response, error) {
+	target, err := s.checkURL(c.tool, in.URL)
+	if err != nil {
+		return nil, err
+	}
+	return s.run(ctx, c, op{
+		retry: c.step(llmerr.A("url", target)),
+		tab: func(r *role) (*browser.Tab, error) {
+			tab, err := r.ensureTab()
+			if e, ok := llmerr.As(err); ok && e.Code == llmerr.PageCrashed {
+				// Navigating is the way out of a crash: go on in a fresh page.
+				return r.ensureTab()
+			}
+			return tab, err
+		},
+		do: func(a *acting) error { return a.load(target, "Navigated to") },
+	})
+}
+
+// checkURL normalizes a URL an agent gave and checks it against the
+// origin policy.
+func (s *Server) checkURL(tool, raw string) (string, error) {
+	target, err := normalizeURL(raw)
+	if err != nil {
+		return "", err
+	}
+	if why := s.cfg.Origins.check(target); why != "" {
+		return "", s.cfg.Origins.blockedError(tool, target, why)
+	}
+	return target, nil
+}
+
+// normalizeURL accepts what a model is likely to write (example.com,
+// localhost:3000) and rejects what a browser cannot load.
+func normalizeURL(raw string) (string, error) {
+	u := strings.TrimSpace(raw)
+	bad := func(cause string) error {
+		return &llmerr.Error{Code: llmerr.InvalidParams, Tool: "browser_navigate", URL: raw,
+			Message: fmt.Sprintf("%q is not a URL the browser can load.", raw),
+			Cause:   cause,
+			Actions: []llmerr.Action{llmerr.Call("browser_navigate", "with a full URL", llmerr.A("url", "https://example.com/"))},
+		}
+	}
+	if u == "" {
+		return "", bad("the url is empty")
+	}
+	if strings.ContainsAny(u, " \t\n") {
+		return "", bad("a URL cannot contain spaces; encode them as %20")
+	}
+	lower := strings.ToLower(u)
+	if strings.HasPrefix(lower, "about:") || strings.HasPrefix(lower, "data:") {
+		return u, nil
+	}
+	if strings.HasPrefix(lower, "javascript:") {
+		return "", bad("javascript: URLs are not navigations; there is no tool to run scripts yet")
+	}
+	if !strings.Contains(u, "://") {
+		scheme := "https://"
+		host := u
+		if i := strings.IndexAny(host, "/?#"); i >= 0 {
+			host = host[:i]
+		}
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if host == "localhost" || net.ParseIP(strings.Trim(host, "[]")) != nil {
+			scheme = "http://"
+		}
+		u = scheme + u
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return "", bad("it does not parse: " + err.Error())
+	}
+	switch p.Scheme {
+	case "http", "https":
+		if p.Host == "" {
+			return "", bad("it has no host")
+		}
+	case "file":
+	default:
+		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http, https or file)", p.Scheme))
+	}
+	return p.String(), nil
+}
+
+func (s *Server) goBack(ctx context.Context, c *call, _ historyArgs) (*response, error) {
+	return s.history(ctx, c, "back", "Went back to", func(p playwright.Page, o float64) (playwright.Response, error) {
+		return p.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: &o})
+	})
+}
+
+func (s *Server) goForward(ctx context.Context, c *call, _ historyArgs) (*response, error) {
+	return s.history(ctx, c, "forward", "Went forward to", func(p playwright.Page, o float64) (playwright.Response, error) {
+		return p.GoForward(playwright.PageGoForwardOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: &o})
+	})
+}
+
+func (s *Server) reload(ctx context.Context, c *call, _ historyArgs) (*response, error) {
+	return s.history(ctx, c, "", "Reloaded", func(p playwright.Page, o float64) (playwright.Response, error) {
+		return p.Reload(playwright.PageReloadOptions{WaitUntil: playwright.WaitUntilStateDomcontentloaded, Timeout: &o})
+	})
+}
+
+// history moves the current tab through its history in direction dir
+// ("back", "forward"; "" reloads) and reports where it landed, like
+// browser_navigate.
+func (s *Server) history(ctx context.Context, c *call, dir, verb string, move func(playwright.Page, float64) (playwright.Response, error)) (*response, error) {
+	o := op{retry: c.step()}
+	if dir == "" {
+		o.hint = hintStaleRefs
+	}
+	o.do = func(a *acting) error {
+		from := a.tab.Page.URL()
+		nav := s.cfg.NavigationTimeout
+		resp, err := move(a.tab.Page, float64(nav.Milliseconds()))
+		if err != nil {
+			return llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: from, Timeout: nav, Navigating: true})
+		}
+		if dir != "" && a.tab.Page.URL() == from && (resp == nil || a.tab.Mark() == a.mark) {
+			// Playwright answers "no such entry" with no response and no move.
+			a.res.addDid("There is no page to go %s to in this tab's history; still on %s.", dir, from)
+			a.res.hint = "browser_navigate(url=...) opens another page."
+			return nil
+		}
+		a.landed = &pageChange{kind: landed, verb: verb, status: statusOf(resp)}
+		return nil
+	}
+	return s.run(ctx, c, o)
+}

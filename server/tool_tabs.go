@@ -1,0 +1,150 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+// The tools that manage the role's tabs and browser: browser_tabs,
+// browser_close.
+
+type tabsArgs struct {
+	Action string `json:"action" jsonschema:"list, new, select or close"`
+	Index  *int   `json:"index,omitempty" jsonschema:"Tab index for select and close (default: the current tab for close)"`
+	URL    string `json:"url,omitempty" jsonschema:"URL to open in the new tab"`
+	snapshotArg
+	roleArg
+}
+
+type closeArgs struct {
+	roleArg
+}
+
+func (s *Server) addTabTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "browser_tabs",
+		Description: "List, open, select or close the role's tabs. Popups the page opens appear here.",
+		Annotations: &mcp.ToolAnnotations{Title: "Tabs", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
+	}, s.tabsTool)
+	addTool(s, &mcp.Tool{
+		Name:        "browser_close",
+		Description: "Close the role's browser; its refs become stale. The next call opens a fresh one.",
+		Annotations: &mcp.ToolAnnotations{Title: "Close the browser", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
+	}, s.closeBrowser)
+}
+
+func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response, error) {
+	action := strings.ToLower(strings.TrimSpace(in.Action))
+	switch action {
+	case "list", "new", "select", "close":
+	default:
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: fmt.Sprintf("%q is not a tab action.", in.Action),
+			Cause:   "action must be list, new, select or close",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "see the tabs", llmerr.A("action", "list"))}}
+	}
+	if action == "new" {
+		return s.newTab(ctx, c, in.URL)
+	}
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	res := &response{}
+	// list, select and close work on what is open; a role with no page
+	// yet gets one, so the list is never empty.
+	if _, err := r.ensureTab(); err != nil {
+		return nil, err
+	}
+	r.adopt()
+	if action == "list" {
+		res.addBody(r.listTabs())
+		return res, nil
+	}
+	idx := r.indexOf(r.tab)
+	if in.Index != nil {
+		idx = *in.Index
+	} else if action == "select" {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: "select needs the index of the tab.", Cause: "index is missing",
+			Details: map[string]any{"tabs": len(r.tabs)},
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "see the tabs and their indexes", llmerr.A("action", "list"))}}
+	}
+	if idx < 0 || idx >= len(r.tabs) {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
+			Message: fmt.Sprintf("There is no tab %d: the role has %d tab%s (0 to %d).", idx, len(r.tabs), plural(len(r.tabs), "s"), len(r.tabs)-1),
+			Cause:   "the index is out of range; tabs are numbered from 0 in the order they opened",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "see the tabs and their indexes", llmerr.A("action", "list"))}}
+	}
+	t := r.tabs[idx]
+	if action == "select" {
+		r.tab = t
+		_ = t.Page.BringToFront()
+		title, _ := t.Page.Title()
+		res.addDid("Tab %d is now the current tab: %s\nTitle: %s", idx, t.Page.URL(), title)
+		res.hint = "browser_snapshot() shows it; refs from its earlier snapshots still work."
+		return res, nil
+	}
+	url := t.Page.URL()
+	_ = t.Page.Close()
+	r.eng.ForgetPage(t.Page)
+	r.dropTab(t)
+	res.addDid("Closed tab %d (%s); its refs are stale.", idx, url)
+	if r.tab == nil && len(r.tabs) > 0 {
+		r.tab = r.tabs[len(r.tabs)-1]
+	}
+	if len(r.tabs) == 0 {
+		res.hint = "No tab is open; the next browser call opens a new one."
+	} else {
+		res.addBody(r.listTabs())
+	}
+	return res, nil
+}
+
+// newTab opens a tab, at url when given, through the action pipeline: a
+// page that opens on a sign-in page or a dialog is reported as any
+// navigation's.
+func (s *Server) newTab(ctx context.Context, c *call, url string) (*response, error) {
+	if url != "" {
+		target, err := s.checkURL(c.tool, url)
+		if err != nil {
+			return nil, err
+		}
+		url = target
+	}
+	return s.run(ctx, c, op{
+		retry: c.step(llmerr.A("action", "new"), llmerr.A("url", url)),
+		tab:   func(r *role) (*browser.Tab, error) { return r.newTab() },
+		do: func(a *acting) error {
+			idx := a.role.indexOf(a.tab)
+			if url == "" {
+				a.res.addDid("Opened tab %d (about:blank); it is the current tab.", idx)
+				a.res.addBody(a.role.listTabs())
+				return nil
+			}
+			return a.load(url, fmt.Sprintf("Opened tab %d at", idx))
+		},
+	})
+}
+
+func (s *Server) closeBrowser(ctx context.Context, c *call, _ closeArgs) (*response, error) {
+	r, unlock, err := c.lockRole()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	res := &response{}
+	if !r.closeLocked() {
+		res.addDid("The browser was not open. The next browser call opens a fresh one.")
+		return res, nil
+	}
+	res.addDid("Closed the browser. Refs issued so far are stale; the next browser call opens a fresh browser.")
+	return res, nil
+}
