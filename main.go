@@ -176,6 +176,11 @@ func serve(o options) error {
 	if o.timeoutAction <= 0 || o.timeoutNavigation <= 0 {
 		return errors.New("--timeout-action and --timeout-navigation must be positive milliseconds")
 	}
+	// Every flag is checked before the browser starts: a bad value must not
+	// cost a Chromium launch.
+	if o.snapshotBudget < 0 {
+		return errors.New("--snapshot-budget must be 0 (no limit) or a positive number of characters")
+	}
 	mgr := browser.NewManager(browser.Options{
 		DriverDir:         o.driverDir,
 		ExecutablePath:    o.executablePath,
@@ -196,9 +201,6 @@ func serve(o options) error {
 		if e, ok := llmerr.As(err); ok {
 			logger.Warn("browser setup incomplete; tool calls will fail until fixed", "cause", e.Cause, "fix", e.Details["fix"])
 		}
-	}
-	if o.snapshotBudget < 0 {
-		return errors.New("--snapshot-budget must be 0 (no limit) or a positive number of characters")
 	}
 	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger,
 		SnapshotBudget: o.snapshotBudget,

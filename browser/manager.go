@@ -229,10 +229,3 @@ func (m *Manager) Close() error {
 	m.contexts = 0
 	return errors.Join(errs...)
 }
-
-// Running reports whether Chromium is up.
-func (m *Manager) Running() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.browser != nil && m.browser.IsConnected()
-}

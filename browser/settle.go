@@ -56,6 +56,25 @@ const domQuietJS = `(o) => new Promise((resolve) => {
 // navigation of the main frame, its requests, and DOM mutations.
 func (t *Tab) Settle(ctx context.Context, m Mark, lim SettleLimits) Settled {
 	var s Settled
+	// A navigation the action started can show up late: its request event
+	// arrives after the action returned, or the page starts it from a
+	// handler while the DOM goes quiet. Seen after a round, it gets one
+	// more round on the new document.
+	for round := 0; round < 2; round++ {
+		if !t.settleRound(ctx, m, lim, &s) {
+			return s
+		}
+		navReq, committed, _, _ := t.since(m)
+		if !(navReq && !committed) && !(committed && !s.Navigated) {
+			return s
+		}
+	}
+	return s
+}
+
+// settleRound is one pass of Settle's stages; it reports false when a
+// load failed and waiting is over.
+func (t *Tab) settleRound(ctx context.Context, m Mark, lim SettleLimits, s *Settled) bool {
 	navReq, committed, _, _ := t.since(m)
 	if navReq && !committed {
 		// Wait for the navigation to commit, or for its request to end
@@ -74,7 +93,7 @@ func (t *Tab) Settle(ctx context.Context, m Mark, lim SettleLimits) Settled {
 		})
 		if err != nil {
 			s.LoadErr = err
-			return s
+			return false
 		}
 	}
 	t.waitUntil(ctx, lim.Network, func() bool {
@@ -83,12 +102,12 @@ func (t *Tab) Settle(ctx context.Context, m Mark, lim SettleLimits) Settled {
 	})
 	_, _, s.PendingRequests, _ = t.since(m)
 	if lim.DOMMax > 0 && !t.Closed() {
-		// An error here means the document changed again; the result still
-		// reports the new URL, so it is not an error of the action.
+		// An error here means the document changed again; the next round
+		// or the result's URL says so, so it is not an error of the action.
 		_, _ = t.Page.Evaluate(domQuietJS, map[string]any{
 			"quiet": lim.DOMQuiet.Milliseconds(), "max": lim.DOMMax.Milliseconds()})
 	}
-	return s
+	return true
 }
 
 // waitUntil waits until cond holds, limit passes, or ctx ends. cond is re-checked on every tab event.

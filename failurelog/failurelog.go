@@ -33,17 +33,16 @@ type Reason string
 
 // The reasons a failure is put down to.
 const (
-	ReasonCrossOrigin Reason = "cross-origin"
-	ReasonDetached    Reason = "detached"
-	ReasonTimeout     Reason = "timeout"
-	ReasonCrashed     Reason = "crashed"
-	ReasonSandboxed   Reason = "sandboxed"
-	ReasonBlocked     Reason = "blocked"
-	ReasonMissing     Reason = "missing"
-	ReasonMalformed   Reason = "malformed"
-	ReasonUnreadable  Reason = "unreadable"
-	ReasonSignedOut   Reason = "signed-out"
-	ReasonUnknown     Reason = "unknown"
+	ReasonDetached   Reason = "detached"
+	ReasonTimeout    Reason = "timeout"
+	ReasonCrashed    Reason = "crashed"
+	ReasonSandboxed  Reason = "sandboxed"
+	ReasonBlocked    Reason = "blocked"
+	ReasonMissing    Reason = "missing"
+	ReasonMalformed  Reason = "malformed"
+	ReasonUnreadable Reason = "unreadable"
+	ReasonSignedOut  Reason = "signed-out"
+	ReasonUnknown    Reason = "unknown"
 )
 
 // Entry is one partial failure with its facts.
@@ -157,12 +156,6 @@ func (l *Log) Clear(drop func(Entry) bool) {
 		}
 	}
 	l.entries = kept
-}
-
-// LeftDocument clears the frame entries of every document but doc: the
-// main frame navigated, so what was missing there no longer is.
-func (l *Log) LeftDocument(doc int) {
-	l.Clear(func(e Entry) bool { return e.IsFrame() && e.Doc != doc })
 }
 
 // Frames clears every frame entry, before a snapshot observes them anew.

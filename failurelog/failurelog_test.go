@@ -25,8 +25,8 @@ func TestDecideAndClear(t *testing.T) {
 	if d := Decide(l.Entries()); d.Fatal == nil || d.Fatal.Kind != FrameInjection {
 		t.Errorf("main-frame failure not fatal: %+v", d)
 	}
-	// Leaving document 1 clears its frames; auth stays until it works.
-	l.LeftDocument(2)
+	// A navigation clears the frames; auth stays until it works.
+	l.Frames()
 	if es := l.Entries(); len(es) != 1 || es[0].Kind != AuthLoad {
 		t.Errorf("after navigation: %+v", es)
 	}

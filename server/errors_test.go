@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os/exec"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,17 +96,66 @@ func TestBrowserKilled(t *testing.T) {
 	srv := New(Config{}, own)
 	c := connectServer(t, srv)
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	// The browser dies once the navigation's request has reached the
+	// server, while the page waits for an answer that never comes.
+	arrived := fx.Arrived("/hang")
+	killed := make(chan error, 1)
 	go func() {
-		time.Sleep(500 * time.Millisecond)
-		exec.Command("pkill", "-9", "-f", marker).Run()
+		select {
+		case <-arrived:
+		case <-time.After(15 * time.Second): // before the 20 s navigation timeout
+			killed <- fmt.Errorf("the navigation to /hang never reached the server")
+			return
+		}
+		pid, err := browserPID("--" + marker)
+		if err == nil {
+			err = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		killed <- err
 	}()
-	r := c.fail("browser_navigate", map[string]any{"url": fx.Page("hang")}, llmerr.BrowserClosed)
+	r := c.call("browser_navigate", map[string]any{"url": fx.Page("hang")})
+	if err := <-killed; err != nil {
+		t.Fatalf("killing the browser: %v", err)
+	}
+	if !r.IsError || r.code() != string(llmerr.BrowserClosed) {
+		t.Fatalf("browser_navigate code = %q (error %v), want %s:\n%s", r.code(), r.IsError, llmerr.BrowserClosed, r.Text)
+	}
 	c.golden("BROWSER_CLOSED", r)
 	mustContain(t, r.Text, "closed, crashed or was killed", `browser_navigate(url="`+fx.Page("hang")+`")`)
 	// The next call starts a fresh browser. (The plan's own step would load
 	// the hanging page again, so the test goes elsewhere.)
 	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: Sign in")
 	mustContain(t, c.ok("browser_snapshot", nil), `button "Sign in" [ref=`)
+}
+
+// browserPID returns the PID of the one Chromium browser process whose
+// command line carries flag: the main process, the one without a --type=
+// switch (renderers, the zygote, GPU and utility processes have one).
+func browserPID(flag string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // it ended meanwhile, or is not ours to read
+		}
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		child := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--type=") })
+		if slices.Contains(args, flag) && !child {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) != 1 {
+		return 0, fmt.Errorf("want one browser process with %s, found %v", flag, pids)
+	}
+	return pids[0], nil
 }
 
 func TestOriginPolicy(t *testing.T) {

@@ -3,8 +3,11 @@ package server
 import (
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/playwright-community/playwright-go"
 )
 
 // Partial failures through the FailureLog, each from a real page: the rest
@@ -61,16 +64,26 @@ func TestBusyAndSandboxedFrames(t *testing.T) {
 func TestFrameRemovedWhileSnapshotRuns(t *testing.T) {
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_big-frame.html")})
-	tab := c.srv.sessionForTest().role(defaultRole).tab
-	go func() {
-		// The page removes the frame while its 150,000 nodes are read.
-		time.Sleep(300 * time.Millisecond)
-		tab.Page.Evaluate(`() => document.getElementById('big').remove()`)
-	}()
+	role := c.srv.sessionForTest().role(defaultRole)
+	// The page removes the frame once the snapshot is under way: its iframe
+	// is found, and its 150,000 nodes are about to be read.
+	var removed atomic.Int32
+	role.eng.BeforeFrame = func(frameURL string) {
+		if !strings.Contains(frameURL, "huge.html") || !removed.CompareAndSwap(0, 1) {
+			return
+		}
+		if _, err := role.tab.Page.Evaluate(`() => document.getElementById('big').remove()`); err != nil {
+			t.Errorf("removing the frame: %v", err)
+		}
+	}
 	r := c.call("browser_snapshot", nil)
 	if r.IsError {
 		t.Fatal(r.Text)
 	}
+	if removed.Load() != 1 {
+		t.Fatalf("the snapshot never came to read the big frame:\n%s", r.Text)
+	}
+	t.Logf("snapshot that lost its frame:\n%s", r.Text)
 	mustContain(t, r.Text, `heading "Host"`, "After the frame", `iframe "Big list"`,
 		"is missing: it was removed while the snapshot ran")
 	if ws := warningsOf(r); len(ws) != 1 || ws[0]["kind"] != "frame-detached" {
@@ -131,7 +144,13 @@ func TestFrameInjectionFailure(t *testing.T) {
 	if ws := warningsOf(first); len(ws) != 1 || ws[0]["kind"] != "frame-timeout" {
 		t.Fatalf("first snapshot, while the frame is busy: warnings = %v\n%s", ws, first.Text)
 	}
-	time.Sleep(2 * time.Second) // the frame's busy spell ends and it breaks its built-ins
+	// The frame's busy spell ends and it breaks its built-ins; it then tells
+	// the host page, which shows it.
+	page := c.srv.sessionForTest().role(defaultRole).tab.Page
+	status := page.GetByText("Chart polyfills installed", playwright.PageGetByTextOptions{Exact: playwright.Bool(true)})
+	if err := status.WaitFor(playwright.LocatorWaitForOptions{Timeout: playwright.Float(10000)}); err != nil {
+		t.Fatalf("the frame did not report replacing its built-ins: %v", err)
+	}
 	r := c.call("browser_snapshot", nil)
 	if r.IsError {
 		t.Fatal(r.Text)

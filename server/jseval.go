@@ -17,13 +17,9 @@ type evaluator interface {
 // that is not a string or does not decode is an error, never a zero value.
 func evalJSON[T any](on evaluator, js string, arg ...any) (T, error) {
 	var out T
-	raw, err := on.Evaluate(js, arg...)
+	s, err := evalAs[string](on, js, arg...)
 	if err != nil {
 		return out, err
-	}
-	s, ok := raw.(string)
-	if !ok {
-		return out, fmt.Errorf("the page function returned %T, not a JSON string", raw)
 	}
 	if err := json.Unmarshal([]byte(s), &out); err != nil {
 		return out, fmt.Errorf("decoding the page function's answer: %w", err)

@@ -50,19 +50,26 @@ func normalizeKey(key string) (string, string) {
 	for rest != "" {
 		// A "+" right after a separator is the plus key itself.
 		i := strings.Index(rest[1:], "+")
-		part := rest
-		if i >= 0 {
-			part, rest = rest[:i+1], rest[i+2:]
-		} else {
-			rest = ""
+		if i < 0 {
+			parts, rest = append(parts, rest), ""
+			break
+		}
+		part := rest[:i+1]
+		rest = rest[i+2:]
+		if rest == "" {
+			return "", fmt.Sprintf("%q ends with + and no key after it", key)
 		}
 		parts = append(parts, part)
 	}
 	for i, p := range parts {
+		if t := strings.TrimSpace(p); t != "" {
+			p = t // "Control + a" as well as "Control+a"
+		}
 		if utf8.RuneCountInString(p) == 1 {
+			parts[i] = p
 			continue
 		}
-		n, ok := keyNames[strings.ToLower(strings.TrimSpace(p))]
+		n, ok := keyNames[strings.ToLower(p)]
 		if !ok {
 			return "", fmt.Sprintf("%q is not a key name", p)
 		}

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/playwright-community/playwright-go"
@@ -100,7 +101,8 @@ func framePrefix(frame playwright.Frame) (candidate, error) {
 }
 
 // looksGenerated reports whether an id looks made by a framework (and so
-// changes between builds): digits runs, colons, long hex.
+// changes between builds): many digits, colons, a long hex run, a
+// framework's prefix.
 func looksGenerated(id string) bool {
 	digits := 0
 	for _, r := range id {
@@ -108,13 +110,28 @@ func looksGenerated(id string) bool {
 			digits++
 		}
 	}
-	return strings.ContainsAny(id, ":") || digits >= 4 || strings.HasPrefix(id, "react-") || strings.HasPrefix(id, "ember")
+	return strings.ContainsAny(id, ":") || digits >= 4 || longHex.MatchString(id) ||
+		strings.HasPrefix(id, "react-") || strings.HasPrefix(id, "ember")
 }
 
+// longHex is a run of 8 or more hex digits, as in hashed ids.
+var longHex = regexp.MustCompile(`[0-9a-fA-F]{8,}`)
+
+// cssIdent escapes an id for a CSS #id selector, as CSS.escape does for
+// the characters ids hold: a leading digit, a digit after a leading "-",
+// and a lone "-" are escaped.
 func cssIdent(id string) string {
+	if id == "-" {
+		return `\-`
+	}
 	var b strings.Builder
 	for i, r := range id {
-		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || r == '_' || r == '-' || (i > 0 && r >= '0' && r <= '9') || r > 127 {
+		digit := r >= '0' && r <= '9'
+		if digit && (i == 0 || (i == 1 && id[0] == '-')) {
+			fmt.Fprintf(&b, `\%x `, r)
+			continue
+		}
+		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || r == '_' || r == '-' || digit || r > 127 {
 			b.WriteRune(r)
 		} else {
 			fmt.Fprintf(&b, `\%x `, r)

@@ -58,10 +58,11 @@ func optionNotFound(tool string, t *target, human string, values, missing []stri
 	}
 	fixed := make([]string, 0, len(values))
 	for _, v := range values {
-		if near := nearOption(v, labels); near != "" {
-			fixed = append(fixed, near)
-		} else if !slices.Contains(missing, v) {
+		// Only what is missing is corrected: a value the select has stays.
+		if !slices.Contains(missing, v) {
 			fixed = append(fixed, v)
+		} else if near := nearOption(v, labels); near != "" {
+			fixed = append(fixed, near)
 		}
 	}
 	var step llmerr.Action

@@ -29,8 +29,9 @@ func closest(s string, names []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
+// editDistance is the Levenshtein distance between a and b, in characters.
+func editDistance(sa, sb string) int {
+	a, b := []rune(sa), []rune(sb)
 	prev := make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
@@ -276,7 +277,7 @@ func mainFrameError(en failurelog.Entry, url string, err error) *llmerr.Error {
 	case en.Kind == failurelog.FrameInjection:
 		return &llmerr.Error{Code: llmerr.PageUnreadable, URL: url, Err: err,
 			Message: "The page could not be read: the snapshot script could not run in its document.",
-			Cause:   "the page's own scripts replaced built-ins the snapshot script needs (" + en.Detail + ")",
+			Cause:   "the page's own scripts replaced built-ins the snapshot script needs (" + strings.TrimPrefix(en.Detail, "the snapshot script could not run in the frame: ") + ")",
 			Actions: []llmerr.Action{
 				reload,
 				llmerr.Call("browser_take_screenshot", "if it fails again, see the page as a picture"),

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/samber/lo"
 
 	"github.com/retrace-dev/retrace/llmerr"
 )
@@ -67,6 +69,32 @@ func callOptions(in any) (role string, snapshot bool) {
 		snapshot = s.wantsSnapshot()
 	}
 	return role, snapshot
+}
+
+// hints are a tool's annotations for clients, one word each.
+type hints uint8
+
+const (
+	// readOnly tools only look at the page.
+	readOnly hints = 1 << iota
+	// destructive tools may change what the page or a file holds.
+	destructive
+	// idempotent tools do nothing more when called again with the same arguments.
+	idempotent
+	// openWorld tools reach the web beyond the server.
+	openWorld
+	// harmless tools change state, but nothing a user would miss.
+	harmless hints = 0
+)
+
+// def defines a tool: its name, title, annotations and description.
+func def(name, title string, h hints, description string) *mcp.Tool {
+	a := &mcp.ToolAnnotations{Title: title, ReadOnlyHint: h&readOnly != 0,
+		IdempotentHint: h&idempotent != 0, OpenWorldHint: ptr(h&openWorld != 0)}
+	if h&readOnly == 0 {
+		a.DestructiveHint = ptr(h&destructive != 0)
+	}
+	return &mcp.Tool{Name: name, Description: description, Annotations: a}
 }
 
 // addTool registers a tool whose input schema is inferred from In. Unlike
@@ -163,10 +191,6 @@ func describeArgs(schema *jsonschema.Schema) string {
 	if len(names) == 0 {
 		return "none"
 	}
-	req := map[string]bool{}
-	for _, r := range schema.Required {
-		req[r] = true
-	}
 	var parts []string
 	for _, n := range names {
 		p := schema.Properties[n]
@@ -175,7 +199,7 @@ func describeArgs(schema *jsonschema.Schema) string {
 			kind = strings.Join(p.Types, "|")
 		}
 		opt := "optional"
-		if req[n] {
+		if slices.Contains(schema.Required, n) {
 			opt = "required"
 		}
 		parts = append(parts, fmt.Sprintf("%s (%s, %s)", n, kind, opt))
@@ -201,23 +225,12 @@ func exampleArgs(schema *jsonschema.Schema) []llmerr.Arg {
 	return args
 }
 
+// sortedProps lists a schema's properties, required first, each group
+// alphabetical, so the list reads naturally.
 func sortedProps(schema *jsonschema.Schema) []string {
-	names := make([]string, 0, len(schema.Properties))
-	for n := range schema.Properties {
-		names = append(names, n)
-	}
-	// Required first, each group alphabetical, so the list reads naturally.
-	req := map[string]bool{}
-	for _, r := range schema.Required {
-		req[r] = true
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if req[names[i]] != req[names[j]] {
-			return req[names[i]]
-		}
-		return names[i] < names[j]
-	})
-	return names
+	required, optional := lo.FilterReject(slices.Sorted(maps.Keys(schema.Properties)),
+		func(n string, _ int) bool { return slices.Contains(schema.Required, n) })
+	return append(required, optional...)
 }
 
 // errorResult renders e for the model and attaches its structured form.

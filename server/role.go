@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
 	"github.com/retrace-dev/retrace/snapshot"
+	"github.com/samber/lo"
 )
 
 // role is one signed-in user: its own browser context, page, refs and
@@ -140,30 +142,16 @@ func (r *role) adopt() []*browser.Tab {
 	opened := r.opened
 	r.opened = nil
 	r.popMu.Unlock()
-	var fresh []*browser.Tab
-	for _, t := range opened {
-		if !t.Closed() {
-			r.tabs = append(r.tabs, t)
-			fresh = append(fresh, t)
-		}
-	}
-	open := r.tabs[:0]
-	for _, t := range r.tabs {
-		if !t.Closed() {
-			open = append(open, t)
-		}
-	}
-	r.tabs = open
+	// Pages that closed before anyone saw them are dropped with the rest.
+	fresh, _ := lo.FilterReject(opened, func(t *browser.Tab, _ int) bool { return !t.Closed() })
+	r.tabs = slices.DeleteFunc(append(r.tabs, fresh...), (*browser.Tab).Closed)
 	return fresh
 }
 
 // dropTab forgets t; when it was current, no tab is current.
 func (r *role) dropTab(t *browser.Tab) {
-	for i, x := range r.tabs {
-		if x == t {
-			r.tabs = append(r.tabs[:i], r.tabs[i+1:]...)
-			break
-		}
+	if i := slices.Index(r.tabs, t); i >= 0 {
+		r.tabs = slices.Delete(r.tabs, i, i+1)
 	}
 	if r.tab == t {
 		r.tab = nil
@@ -321,14 +309,7 @@ func isBrowserGone(r *role) bool {
 }
 
 // indexOf returns t's position in the role's tabs, or -1.
-func (r *role) indexOf(t *browser.Tab) int {
-	for i, x := range r.tabs {
-		if x == t {
-			return i
-		}
-	}
-	return -1
-}
+func (r *role) indexOf(t *browser.Tab) int { return slices.Index(r.tabs, t) }
 
 // listTabs renders the role's tabs, marking the current one.
 func (r *role) listTabs() string {

@@ -57,18 +57,22 @@ func TestGenerateLocator(t *testing.T) {
 		{buys[1], "page.getByTestId('plan-pro').getByRole('button', { name: 'Buy', exact: true })", "Picked Pro"},
 		{buys[2], "page.getByRole('listitem').filter({ hasText: 'Team' }).getByRole('button', { name: 'Buy', exact: true })", "Picked Team"},
 		{refOf(t, snap, `button "Contact sales"`), "page.getByRole('button', { name: 'Contact sales', exact: true })", ""},
-		{refOf(t, snap, `button "Payment button"`), "page.locator('iframe[title=\"Payment\"]').contentFrame().getByRole('button', { name: 'Payment button', exact: true })", ""},
+		{refOf(t, snap, `button "Payment button"`), "page.locator('iframe[title=\"Payment\"]').contentFrame().getByRole('button', { name: 'Payment button', exact: true })", "Payment clicked 1"},
 	}
 	for _, tc := range cases {
 		res := c.ok("browser_generate_locator", map[string]any{"ref": tc.ref})
 		mustContain(t, res, "verified on the page", "\n"+tc.want)
+		// The locator the tool returned, read as a test would use it,
+		// finds one element, and clicking it acts on that element.
+		loc, err := locatorFromCode(page, generatedLocator(t, res))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := loc.Count(); err != nil || n != 1 {
+			t.Errorf("%s matches %d elements (%v), want 1", tc.want, n, err)
+		}
 		if tc.clicks != "" {
-			// The locator, used as a test would, acts on that element.
-			sel := map[string]string{
-				buys[1]: `internal:testid=[data-testid="plan-pro"s] >> internal:role=button[name="Buy"s]`,
-				buys[2]: `internal:role=listitem >> internal:has-text="Team"i >> internal:role=button[name="Buy"s]`,
-			}[tc.ref]
-			if err := page.Locator(sel).Click(playwright.LocatorClickOptions{Timeout: playwright.Float(2000)}); err != nil {
+			if err := loc.Click(playwright.LocatorClickOptions{Timeout: playwright.Float(2000)}); err != nil {
 				t.Fatal(err)
 			}
 			mustContain(t, c.ok("browser_snapshot", nil), tc.clicks)
@@ -79,4 +83,16 @@ func TestGenerateLocator(t *testing.T) {
 		"Rejected first:", "page.getByRole('button', { name: 'Buy', exact: true }) matches 3 elements",
 		"page.getByRole('listitem').filter({ hasText: 'Free' }).getByRole('button', { name: 'Buy', exact: true })")
 	c.fail("browser_generate_locator", map[string]any{"ref": "e999"}, llmerr.UnknownRef)
+}
+
+// generatedLocator returns the locator code of a browser_generate_locator
+// result: the line after its header, from "page." on.
+func generatedLocator(t *testing.T, res string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(res, "(exactly one match, this element):\n")
+	if !ok {
+		t.Fatalf("no verified locator in:\n%s", res)
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
 }

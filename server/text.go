@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/retrace-dev/retrace/llmerr"
 )
 
 // quoteAll writes each string quoted, comma-separated.
@@ -50,4 +52,15 @@ func ptr[T any](v T) *T { return &v }
 // since is the time since t, rounded for a result line.
 func since(t time.Time) string {
 	return time.Since(t).Round(10 * time.Millisecond).String()
+}
+
+// given returns the string arguments, as name-value pairs, that are set.
+func given(nameValues ...string) []llmerr.Arg {
+	var args []llmerr.Arg
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		if nameValues[i+1] != "" {
+			args = append(args, llmerr.A(nameValues[i], nameValues[i+1]))
+		}
+	}
+	return args
 }

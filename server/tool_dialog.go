@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/retrace-dev/retrace/browser"
 )
 
@@ -19,11 +17,7 @@ type dialogArgs struct {
 }
 
 func (s *Server) addDialogTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_handle_dialog",
-		Description: "Set how to answer the next alert, confirm or prompt dialog (otherwise the --dialog policy answers).",
-		Annotations: &mcp.ToolAnnotations{Title: "Answer the next dialog", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}, s.handleDialog)
+	addTool(s, def("browser_handle_dialog", "Answer the next dialog", harmless|idempotent, "Set how to answer the next alert, confirm or prompt dialog (otherwise the --dialog policy answers)."), s.handleDialog)
 }
 
 func (s *Server) handleDialog(ctx context.Context, c *call, in dialogArgs) (*response, error) {

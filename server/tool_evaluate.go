@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/retrace-dev/retrace/llmerr"
 )
 
@@ -24,11 +22,7 @@ func (s *Server) addEvaluateTools() {
 	if s.cfg.NoEvaluate {
 		return
 	}
-	addTool(s, &mcp.Tool{
-		Name:        "browser_evaluate",
-		Description: "Run a JavaScript function in the page (or on an element by ref) and return its result as JSON.",
-		Annotations: &mcp.ToolAnnotations{Title: "Evaluate JavaScript", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.evaluate)
+	addTool(s, def("browser_evaluate", "Evaluate JavaScript", destructive|openWorld, "Run a JavaScript function in the page (or on an element by ref) and return its result as JSON."), s.evaluate)
 }
 
 func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*response, error) {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/llmerr"
@@ -42,21 +41,9 @@ type fillFormArgs struct {
 }
 
 func (s *Server) addFormTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_select_option",
-		Description: "Select options of a select element by value or label. Reports what changed.",
-		Annotations: &mcp.ToolAnnotations{Title: "Select options", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.selectOption)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_fill_form",
-		Description: "Fill several fields in one call: text fields, checkboxes, radios and selects. Reports each field and what changed.",
-		Annotations: &mcp.ToolAnnotations{Title: "Fill a form", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.fillForm)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_file_upload",
-		Description: "Choose files for a file input or file chooser button (ref). Paths must be inside --allowed-dirs.",
-		Annotations: &mcp.ToolAnnotations{Title: "Upload files", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.fileUpload)
+	addTool(s, def("browser_select_option", "Select options", destructive|openWorld, "Select options of a select element by value or label. Reports what changed."), s.selectOption)
+	addTool(s, def("browser_fill_form", "Fill a form", destructive|openWorld, "Fill several fields in one call: text fields, checkboxes, radios and selects. Reports each field and what changed."), s.fillForm)
+	addTool(s, def("browser_file_upload", "Upload files", destructive|openWorld, "Choose files for a file input or file chooser button (ref). Paths must be inside --allowed-dirs."), s.fileUpload)
 }
 
 func (s *Server) selectOption(ctx context.Context, c *call, in selectArgs) (*response, error) {

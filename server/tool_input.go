@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/llmerr"
@@ -57,31 +56,11 @@ type dragArgs struct {
 const maxTypeText = 100_000
 
 func (s *Server) addInputTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_click",
-		Description: "Click an element (ref). Waits for the page to settle and reports what changed.",
-		Annotations: &mcp.ToolAnnotations{Title: "Click", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.click)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_type",
-		Description: "Replace the text of an editable element (by ref) and optionally press Enter. Reports what changed.",
-		Annotations: &mcp.ToolAnnotations{Title: "Type text", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.typeText)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_hover",
-		Description: "Move the mouse over an element (ref), to open menus and tooltips. Reports what changed.",
-		Annotations: &mcp.ToolAnnotations{Title: "Hover", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
-	}, s.hover)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_press_key",
-		Description: "Press a key or combination in the focused element of the current tab. Reports what changed.",
-		Annotations: &mcp.ToolAnnotations{Title: "Press a key", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.pressKey)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_drag",
-		Description: "Drag one element (startRef) onto another (endRef). Reports what changed.",
-		Annotations: &mcp.ToolAnnotations{Title: "Drag and drop", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.drag)
+	addTool(s, def("browser_click", "Click", destructive|openWorld, "Click an element (ref). Waits for the page to settle and reports what changed."), s.click)
+	addTool(s, def("browser_type", "Type text", destructive|openWorld, "Replace the text of an editable element (by ref) and optionally press Enter. Reports what changed."), s.typeText)
+	addTool(s, def("browser_hover", "Hover", harmless|openWorld, "Move the mouse over an element (ref), to open menus and tooltips. Reports what changed."), s.hover)
+	addTool(s, def("browser_press_key", "Press a key", destructive|openWorld, "Press a key or combination in the focused element of the current tab. Reports what changed."), s.pressKey)
+	addTool(s, def("browser_drag", "Drag and drop", destructive|openWorld, "Drag one element (startRef) onto another (endRef). Reports what changed."), s.drag)
 }
 
 // opensTabJS reports whether clicking the element follows a link or submits

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/browser"
@@ -29,26 +28,10 @@ type historyArgs struct {
 }
 
 func (s *Server) addNavigateTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_navigate",
-		Description: "Load a URL in the current tab. Returns the final URL, HTTP status and title.",
-		Annotations: &mcp.ToolAnnotations{Title: "Navigate to a URL", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.navigate)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_navigate_back",
-		Description: "Go back to the previous page in the current tab's history.",
-		Annotations: &mcp.ToolAnnotations{Title: "Go back", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
-	}, s.goBack)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_navigate_forward",
-		Description: "Go forward to the next page in the current tab's history.",
-		Annotations: &mcp.ToolAnnotations{Title: "Go forward", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
-	}, s.goForward)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_reload",
-		Description: "Reload the current page. Its refs become stale.",
-		Annotations: &mcp.ToolAnnotations{Title: "Reload", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.reload)
+	addTool(s, def("browser_navigate", "Navigate to a URL", destructive|openWorld, "Load a URL in the current tab. Returns the final URL, HTTP status and title."), s.navigate)
+	addTool(s, def("browser_navigate_back", "Go back", harmless|openWorld, "Go back to the previous page in the current tab's history."), s.goBack)
+	addTool(s, def("browser_navigate_forward", "Go forward", harmless|openWorld, "Go forward to the next page in the current tab's history."), s.goForward)
+	addTool(s, def("browser_reload", "Reload", destructive|openWorld, "Reload the current page. Its refs become stale."), s.reload)
 }
 
 func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*response, error) {
@@ -107,6 +90,12 @@ func normalizeURL(raw string) (string, error) {
 	if strings.HasPrefix(lower, "javascript:") {
 		return "", bad("javascript: URLs are not navigations; there is no tool to run scripts yet")
 	}
+	if scheme, rest, ok := strings.Cut(u, ":"); ok && !strings.Contains(u, "://") && isScheme(scheme) &&
+		(knownSchemes[strings.ToLower(scheme)] || rest == "" || rest[0] < '0' || rest[0] > '9') {
+		// mailto:, tel:, chrome: and the like: a scheme, not a host with a
+		// port.
+		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http, https or file)", strings.ToLower(scheme)))
+	}
 	if !strings.Contains(u, "://") {
 		scheme := "https://"
 		host := u
@@ -135,6 +124,21 @@ func normalizeURL(raw string) (string, error) {
 		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http, https or file)", p.Scheme))
 	}
 	return p.String(), nil
+}
+
+// knownSchemes are schemes a model may write without "//" that are never a
+// host with a port.
+var knownSchemes = map[string]bool{"tel": true, "sms": true, "mailto": true, "callto": true, "chrome": true,
+	"view-source": true, "blob": true, "ftp": true, "ws": true, "wss": true}
+
+// isScheme reports whether s is shaped like a URL scheme.
+func isScheme(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	return strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')
+	}) < 0
 }
 
 func (s *Server) goBack(ctx context.Context, c *call, _ historyArgs) (*response, error) {

@@ -41,21 +41,9 @@ const (
 )
 
 func (s *Server) addObserveTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_console_messages",
-		Description: "Console messages and uncaught errors of the current tab, newest last.",
-		Annotations: &mcp.ToolAnnotations{Title: "Console messages", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.consoleMessages)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_network_requests",
-		Description: "Requests of the current tab: method, URL, status or failure, type, size. Successful static files are only counted unless filtered.",
-		Annotations: &mcp.ToolAnnotations{Title: "Network requests", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.networkRequests)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_take_screenshot",
-		Description: "Screenshot of the viewport, the full page or one element (ref), at most 1280 px wide. Use browser_snapshot to act.",
-		Annotations: &mcp.ToolAnnotations{Title: "Screenshot", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.screenshot)
+	addTool(s, def("browser_console_messages", "Console messages", readOnly, "Console messages and uncaught errors of the current tab, newest last."), s.consoleMessages)
+	addTool(s, def("browser_network_requests", "Network requests", readOnly, "Requests of the current tab: method, URL, status or failure, type, size. Successful static files are only counted unless filtered."), s.networkRequests)
+	addTool(s, def("browser_take_screenshot", "Screenshot", readOnly, "Screenshot of the viewport, the full page or one element (ref), at most 1280 px wide. Use browser_snapshot to act."), s.screenshot)
 }
 
 var levelRank = map[string]int{"error": 0, "warning": 1, "info": 2, "debug": 3}
@@ -89,12 +77,8 @@ func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (
 		fmt.Fprintf(&b, "No console messages at level %s or more severe (%d in all).", level, len(all))
 		return textResponse(b.String()), nil
 	}
-	if len(shown) > maxConsoleShown {
-		fmt.Fprintf(&b, "[%d older messages not shown]\n", len(shown)-maxConsoleShown)
-		shown = shown[len(shown)-maxConsoleShown:]
-	} else if dropped > 0 {
-		fmt.Fprintf(&b, "[%d older messages were not kept]\n", dropped)
-	}
+	shown, head := newest(shown, maxConsoleShown, dropped, "messages")
+	b.WriteString(head)
 	for _, e := range shown {
 		fmt.Fprintf(&b, "[%s] %s", e.Level, oneLineCut(e.Text, 500))
 		if e.Where != "" {
@@ -146,12 +130,8 @@ func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (
 		shown = append(shown, r)
 	}
 	var b strings.Builder
-	if len(shown) > maxRequestsShown {
-		fmt.Fprintf(&b, "[%d older requests not shown]\n", len(shown)-maxRequestsShown)
-		shown = shown[len(shown)-maxRequestsShown:]
-	} else if dropped > 0 {
-		fmt.Fprintf(&b, "[%d older requests were not kept]\n", dropped)
-	}
+	shown, head := newest(shown, maxRequestsShown, dropped, "requests")
+	b.WriteString(head)
 	for _, r := range shown {
 		b.WriteString(oneLineCut(r.String(), 600) + "\n")
 	}
@@ -246,4 +226,16 @@ func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*r
 	res := textResponse(text)
 	res.images = []*mcp.ImageContent{{Data: buf.Bytes(), MIMEType: mime}}
 	return res, nil
+}
+
+// newest keeps the last max items of a history and says above them what is
+// left out: items not shown, or older ones the journal did not keep.
+func newest[T any](items []T, max, dropped int, noun string) ([]T, string) {
+	if len(items) > max {
+		return items[len(items)-max:], fmt.Sprintf("[%d older %s not shown]\n", len(items)-max, noun)
+	}
+	if dropped > 0 {
+		return items, fmt.Sprintf("[%d older %s were not kept]\n", dropped, noun)
+	}
+	return items, ""
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/retrace-dev/retrace/llmerr"
 )
 
@@ -25,26 +23,10 @@ type saveAuthArgs struct {
 func (a saveAuthArgs) actingRole() string { return a.Role }
 
 func (s *Server) addRoleTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "select_role",
-		Description: "Switch the role (signed-in user) that browser tools act as when they name none. Each role has its own browser context, cookies and refs.",
-		Annotations: &mcp.ToolAnnotations{Title: "Select role", DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}, s.selectRole)
-	addTool(s, &mcp.Tool{
-		Name:        "list_current_roles",
-		Description: "List the configured roles with their auth file, default URL and whether their browser is open.",
-		Annotations: &mcp.ToolAnnotations{Title: "List roles", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.listRoles)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_save_auth",
-		Description: "Save the role's current sign-in (cookies and local storage) to its auth file, so the next run starts signed in.",
-		Annotations: &mcp.ToolAnnotations{Title: "Save sign-in", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}, s.saveAuth)
-	addTool(s, &mcp.Tool{
-		Name:        "get_current_role",
-		Description: "Name the role browser tools act as when they name none.",
-		Annotations: &mcp.ToolAnnotations{Title: "Current role", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.currentRole)
+	addTool(s, def("select_role", "Select role", harmless|idempotent, "Switch the role (signed-in user) that browser tools act as when they name none. Each role has its own browser context, cookies and refs."), s.selectRole)
+	addTool(s, def("list_current_roles", "List roles", readOnly, "List the configured roles with their auth file, default URL and whether their browser is open."), s.listRoles)
+	addTool(s, def("browser_save_auth", "Save sign-in", destructive|idempotent, "Save the role's current sign-in (cookies and local storage) to its auth file, so the next run starts signed in."), s.saveAuth)
+	addTool(s, def("get_current_role", "Current role", readOnly, "Name the role browser tools act as when they name none."), s.currentRole)
 }
 
 func (s *Server) selectRole(ctx context.Context, c *call, in selectRoleArgs) (*response, error) {

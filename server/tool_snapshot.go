@@ -7,8 +7,6 @@ import (
 
 	"github.com/samber/lo"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/snapshot"
 )
@@ -30,16 +28,8 @@ type findArgs struct {
 }
 
 func (s *Server) addSnapshotTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_snapshot",
-		Description: "The current page as a compact accessibility tree, iframes inline. Elements you can act on carry refs (e12) for the other tools. Large pages are cut; the text says how to read on.",
-		Annotations: &mcp.ToolAnnotations{Title: "Page snapshot", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.snapshot)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_find",
-		Description: "Find elements by text, role or name without reading the whole tree: each match with its ref and container.",
-		Annotations: &mcp.ToolAnnotations{Title: "Find elements", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.find)
+	addTool(s, def("browser_snapshot", "Page snapshot", readOnly, "The current page as a compact accessibility tree, iframes inline. Elements you can act on carry refs (e12) for the other tools. Large pages are cut; the text says how to read on."), s.snapshot)
+	addTool(s, def("browser_find", "Find elements", readOnly, "Find elements by text, role or name without reading the whole tree: each match with its ref and container."), s.find)
 }
 
 func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*response, error) {
@@ -133,15 +123,6 @@ func matchLines(ms []snapshot.Match) []string {
 }
 
 func describeQuery(in findArgs) string {
-	var parts []string
-	if in.Text != "" {
-		parts = append(parts, fmt.Sprintf("text=%q", in.Text))
-	}
-	if in.Role != "" {
-		parts = append(parts, fmt.Sprintf("role=%q", in.Role))
-	}
-	if in.Name != "" {
-		parts = append(parts, fmt.Sprintf("name=%q", in.Name))
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(lo.Map(given("text", in.Text, "role", in.Role, "name", in.Name),
+		func(a llmerr.Arg, _ int) string { return fmt.Sprintf("%s=%q", a.Name, a.Value) }), ", ")
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/llmerr"
@@ -21,16 +20,8 @@ type structureArgs struct {
 }
 
 func (s *Server) addStructureTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_inspect",
-		Description: "An element's ancestors up to the page (tag, role, name, test ids) and the repeated structure it belongs to. For writing tests.",
-		Annotations: &mcp.ToolAnnotations{Title: "Inspect an element", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.inspect)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_generate_locator",
-		Description: "The most robust Playwright locator for an element, verified to match exactly that element.",
-		Annotations: &mcp.ToolAnnotations{Title: "Generate a locator", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.generateLocator)
+	addTool(s, def("browser_inspect", "Inspect an element", readOnly, "An element's ancestors up to the page (tag, role, name, test ids) and the repeated structure it belongs to. For writing tests."), s.inspect)
+	addTool(s, def("browser_generate_locator", "Generate a locator", readOnly, "The most robust Playwright locator for an element, verified to match exactly that element."), s.generateLocator)
 }
 
 // structureOf resolves ref under the role's lock and describes its

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
 )
@@ -27,16 +25,8 @@ type closeArgs struct {
 }
 
 func (s *Server) addTabTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_tabs",
-		Description: "List, open, select or close the role's tabs. Popups the page opens appear here.",
-		Annotations: &mcp.ToolAnnotations{Title: "Tabs", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
-	}, s.tabsTool)
-	addTool(s, &mcp.Tool{
-		Name:        "browser_close",
-		Description: "Close the role's browser; its refs become stale. The next call opens a fresh one.",
-		Annotations: &mcp.ToolAnnotations{Title: "Close the browser", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
-	}, s.closeBrowser)
+	addTool(s, def("browser_tabs", "Tabs", destructive|openWorld, "List, open, select or close the role's tabs. Popups the page opens appear here."), s.tabsTool)
+	addTool(s, def("browser_close", "Close the browser", destructive|idempotent, "Close the role's browser; its refs become stale. The next call opens a fresh one."), s.closeBrowser)
 }
 
 func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response, error) {

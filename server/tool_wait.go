@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/browser"
@@ -26,11 +25,7 @@ type waitArgs struct {
 const waitPoll = 100 * time.Millisecond
 
 func (s *Server) addWaitTools() {
-	addTool(s, &mcp.Tool{
-		Name:        "browser_wait_for",
-		Description: "Wait until text appears or disappears, an element (ref) becomes usable, or some seconds pass; at most the action timeout per call.",
-		Annotations: &mcp.ToolAnnotations{Title: "Wait for", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.waitFor)
+	addTool(s, def("browser_wait_for", "Wait for", readOnly, "Wait until text appears or disappears, an element (ref) becomes usable, or some seconds pass; at most the action timeout per call."), s.waitFor)
 }
 
 func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *response, err error) {
@@ -168,17 +163,7 @@ func pollUntil(ctx context.Context, deadline time.Time, cond func() bool) bool {
 // waitTimeout is the error of a wait whose condition did not hold in time:
 // waiting again is a real option, so it comes first.
 func (s *Server) waitTimeout(c *call, in waitArgs, tab *browser.Tab, waited time.Duration, what string) error {
-	var args []llmerr.Arg
-	if in.Text != "" {
-		args = append(args, llmerr.A("text", in.Text))
-	}
-	if in.TextGone != "" {
-		args = append(args, llmerr.A("textGone", in.TextGone))
-	}
-	if in.Ref != "" {
-		args = append(args, llmerr.A("ref", in.Ref))
-	}
-	again := c.step(args...)
+	again := c.step(given("text", in.Text, "textGone", in.TextGone, "ref", in.Ref)...)
 	again.Why = "wait longer, if the page is still working"
 	return &llmerr.Error{Code: llmerr.ActionTimeout, Tool: c.tool, Ref: in.Ref, URL: tab.Page.URL(), Timeout: waited,
 		Message: fmt.Sprintf("Waited %s: %s.", waited.Round(10*time.Millisecond), what),
@@ -193,6 +178,9 @@ func (s *Server) waitTimeout(c *call, in waitArgs, tab *browser.Tab, waited time
 // its ends where they are word characters.
 func wordsPattern(text string) *regexp.Regexp {
 	p := regexp.QuoteMeta(text)
+	if text == "" {
+		return regexp.MustCompile(p)
+	}
 	isWord := func(r byte) bool {
 		return r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
 	}

@@ -34,6 +34,10 @@ type doc struct {
 	frame  playwright.Frame
 	handle playwright.JSHandle
 	main   bool
+	// setAside is set when a read of this bridge was abandoned: it no longer
+	// takes snapshots, but still resolves the refs it issued while its
+	// document lives.
+	setAside bool
 }
 
 // Engine snapshots the pages of one role and resolves its refs. Calls are
@@ -51,6 +55,12 @@ type Engine struct {
 
 	// Log, when set, receives the frames that could not be read.
 	Log *failurelog.Log
+
+	// BeforeFrame is a test hook: when set, it is called with a child
+	// frame's URL once its iframe has been resolved and right before the
+	// frame is read, on the goroutine that reads it (not Playwright's
+	// dispatch goroutine, so it may call the page).
+	BeforeFrame func(frameURL string)
 
 	// key names the document property where InitScript leaves the bridge.
 	key string
@@ -120,6 +130,11 @@ func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwri
 	cut := false
 	tree, next, recs, err := e.captureFrame(frame, next, 0, main, root, &cut)
 	if err != nil {
+		if errors.Is(err, ErrPageBusy) {
+			// The abandoned read may still hand out numbers: as for a
+			// child frame, the next snapshot gets a fresh bridge.
+			e.poison(frame)
+		}
 		if main && root == "" {
 			// Recorded, not decided: the caller's decision point turns a
 			// main-frame failure into an error with a plan.
@@ -263,6 +278,9 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 		}
 		urlCh <- child.URL()
 		frameCh <- child
+		if e.BeforeFrame != nil {
+			e.BeforeFrame(child.URL())
+		}
 		childCut := false
 		tree, nx, rs, err := e.captureFrame(child, next, depth+1, false, "", &childCut)
 		if childCut {
@@ -449,7 +467,7 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 		}
 		return frame.EvaluateHandle(bridgeSource)
 	})
-	if err != nil && !errors.Is(err, ErrPageBusy) && !contextGone(err) {
+	if err != nil && !errors.Is(err, ErrPageBusy) && !contextGone(err) && !frameGone(err) {
 		return nil, fmt.Errorf("%w: %w", errInject, err)
 	}
 	if err != nil {
@@ -478,6 +496,9 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 func (e *Engine) poison(frame playwright.Frame) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if d := e.current[frame]; d != nil {
+		d.setAside = true
+	}
 	delete(e.current, frame)
 	e.poisoned[frame]++
 }
@@ -543,7 +564,7 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 		le.Cause = "the iframe holding the element was removed or replaced"
 		return nil, &le
 	}
-	if cur != d {
+	if cur != d && !d.setAside {
 		return nil, navigatedError(base, rec, d.frame.URL())
 	}
 	el, err := elementOf(d, rec.Ref)
@@ -637,6 +658,13 @@ func navigatedError(base llmerr.Error, rec refs.Record, now string) error {
 		e.Cause = fmt.Sprintf("the page navigated from %s to %s after this ref was issued", rec.URL, now)
 	}
 	return &e
+}
+
+// frameGone reports whether err means the frame itself went away (removed
+// from its page, or its page closed): not a failure of the script.
+func frameGone(err error) bool {
+	low := strings.ToLower(err.Error())
+	return strings.Contains(low, "detached") || strings.Contains(low, "target closed") || strings.Contains(low, "has been closed")
 }
 
 // contextGone reports whether err means the document behind a handle is gone.
