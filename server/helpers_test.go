@@ -216,7 +216,7 @@ func TestHelperClosest(t *testing.T) {
 		{"editr", roles, "editor"},
 		{"defualt", roles, "default"}, // limit 7/3 = 2: a swap is two edits
 		{"xyz", roles, ""},
-		{"adm", roles, ""}, // two edits away, limit 1
+		{"adm", roles, ""},                 // two edits away, limit 1
 		{"rôle", []string{"role"}, "role"}, // one edit in characters, not bytes
 		{"", roles, ""},
 		{"admin", nil, ""},
