@@ -319,3 +319,24 @@ func TestEnvironmentFlags(t *testing.T) {
 		t.Errorf("a bad RETRACE_ERROR_STYLE should stop the server with a message naming it: %v %s", err, out)
 	}
 }
+
+// A bad flag stops the server before anything starts: the message names
+// the flag, and nothing of the browser set-up ran (with a driver that is
+// not there, set-up would have logged so before any later check).
+func TestBadFlagsStopBeforeTheBrowser(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--snapshot-budget", "-1"},
+		{"--timeout-action", "0"},
+		{"--dialog", "maybe"},
+	} {
+		cmd := exec.Command(binary, append(args, "--driver-dir", "/nonexistent/retrace-driver")...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), strings.TrimPrefix(args[0], "--")) {
+			t.Errorf("%v: want an exit naming the flag, got %v:\n%s", args, err, out)
+		}
+		if strings.Contains(string(out), "browser setup incomplete") {
+			t.Errorf("%v: the browser set-up ran before the flag was refused:\n%s", args, out)
+		}
+	}
+}

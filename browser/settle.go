@@ -104,8 +104,21 @@ func (t *Tab) settleRound(ctx context.Context, m Mark, lim SettleLimits, s *Sett
 	if lim.DOMMax > 0 && !t.Closed() {
 		// An error here means the document changed again; the next round
 		// or the result's URL says so, so it is not an error of the action.
-		_, _ = t.Page.Evaluate(domQuietJS, map[string]any{
-			"quiet": lim.DOMQuiet.Milliseconds(), "max": lim.DOMMax.Milliseconds()})
+		// A page whose main thread never yields would hold the call forever:
+		// the wait is bounded, and an abandoned evaluation ends on its own.
+		quiet := make(chan struct{})
+		go func() {
+			defer close(quiet)
+			_, _ = t.Page.Evaluate(domQuietJS, map[string]any{
+				"quiet": lim.DOMQuiet.Milliseconds(), "max": lim.DOMMax.Milliseconds()})
+		}()
+		timer := time.NewTimer(lim.DOMMax + time.Second)
+		defer timer.Stop()
+		select {
+		case <-quiet:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
 	}
 	return true
 }

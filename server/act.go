@@ -320,10 +320,25 @@ func describe(rec refs.Record, human string) string {
 
 type state struct{ url, title string }
 
+// pageState reads where the tab is. Reading the title needs the page's
+// main thread; a page that never yields gets no title rather than holding
+// the call.
 func pageState(tab *browser.Tab) state {
-	title, _ := tab.Page.Title()
-	return state{url: tab.Page.URL(), title: title}
+	title := make(chan string, 1)
+	go func() {
+		t, _ := tab.Page.Title()
+		title <- t
+	}()
+	st := state{url: tab.Page.URL()}
+	select {
+	case st.title = <-title:
+	case <-time.After(titleWait):
+	}
+	return st
 }
+
+// titleWait bounds reading a page's title.
+const titleWait = time.Second
 
 // stopLoading stops the tab's pending navigation, as the browser's stop
 // button does (Chromium's Page.stopLoading; Playwright has no call for it).
@@ -334,4 +349,25 @@ func stopLoading(r *role, tab *browser.Tab) {
 	}
 	_, _ = cdp.Send("Page.stopLoading", nil)
 	_ = cdp.Detach()
+}
+
+// waitPoll is how often a text wait looks again.
+const waitPoll = 100 * time.Millisecond
+
+// pollUntil checks cond every waitPoll until it holds or the deadline
+// passes; it reports whether cond held.
+func pollUntil(ctx context.Context, deadline time.Time, cond func() bool) bool {
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-time.After(min(waitPoll, time.Until(deadline)+time.Millisecond)):
+		case <-ctx.Done():
+			return cond()
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 )
 
 func TestFormFlow(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	nav := c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	mustContain(t, nav, "Title: Sign in", "HTTP 200")
@@ -35,6 +36,7 @@ func TestFormFlow(t *testing.T) {
 }
 
 func TestTypeSubmit(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -43,6 +45,7 @@ func TestTypeSubmit(t *testing.T) {
 }
 
 func TestCrossOriginFrameClick(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -77,6 +80,7 @@ func TestCrossOriginFrameClick(t *testing.T) {
 }
 
 func TestStaleRefAfterRerender(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("rerender.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -101,6 +105,7 @@ func TestStaleRefAfterRerender(t *testing.T) {
 }
 
 func TestStaleRefAfterNavigation(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("nav.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -114,6 +119,7 @@ func TestStaleRefAfterNavigation(t *testing.T) {
 }
 
 func TestUnknownRefs(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	r := c.fail("browser_click", map[string]any{"ref": "e1"}, llmerr.UnknownRef)
@@ -134,6 +140,7 @@ func TestUnknownRefs(t *testing.T) {
 }
 
 func TestDialogsDoNotBlock(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("dialogs.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -154,6 +161,7 @@ func TestDialogsDoNotBlock(t *testing.T) {
 }
 
 func TestDialogAcceptPolicy(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{DialogPolicy: "accept"})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("dialogs.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -183,6 +191,7 @@ func TestNavigateErrors(t *testing.T) {
 }
 
 func TestNormalizeURL(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"example.com":          "https://example.com",
 		"example.com/a?b=c":    "https://example.com/a?b=c",
@@ -201,6 +210,7 @@ func TestNormalizeURL(t *testing.T) {
 }
 
 func TestBrowserCloseAndReopen(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -220,6 +230,7 @@ func TestBrowserCloseAndReopen(t *testing.T) {
 }
 
 func TestBeforeUnloadDoesNotTrap(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("beforeunload.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -229,6 +240,7 @@ func TestBeforeUnloadDoesNotTrap(t *testing.T) {
 }
 
 func TestStaleRefNamesCandidates(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/table?rows=20"})
 	snap := c.ok("browser_snapshot", nil)

@@ -16,6 +16,7 @@ const toolListBudget = 4000
 // (every tool's name, description, schemas and annotations) and fails above
 // the budget.
 func TestToolListTokenBudget(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	res, err := c.cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -49,6 +50,7 @@ func TestToolListTokenBudget(t *testing.T) {
 // title, and for a tool that is not read-only, whether it is destructive;
 // and for every tool whether it reaches the open world.
 func TestToolAnnotations(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	res, err := c.cs.ListTools(context.Background(), nil)
 	if err != nil {

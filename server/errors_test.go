@@ -20,6 +20,7 @@ import (
 // Real situations for the error codes, each through MCP against Chromium.
 
 func TestFrameDetached(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("detach.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -65,6 +66,7 @@ func TestDisabledHiddenAndNotEditable(t *testing.T) {
 }
 
 func TestPageCrashed(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -88,6 +90,7 @@ func TestPageCrashed(t *testing.T) {
 }
 
 func TestBrowserKilled(t *testing.T) {
+	t.Parallel()
 	// A browser of its own, marked so that only it is killed.
 	marker := fmt.Sprintf("retrace-test-kill-%d", time.Now().UnixNano())
 	own := browser.NewManager(browser.Options{Headless: true, Args: []string{"--" + marker},
@@ -159,6 +162,7 @@ func browserPID(flag string) (int, error) {
 }
 
 func TestOriginPolicy(t *testing.T) {
+	t.Parallel()
 	other, _ := url.Parse(fx.OtherURL)
 	c := connect(t, Config{Origins: OriginPolicy{Blocked: []string{other.Hostname()}}})
 	r := c.fail("browser_navigate", map[string]any{"url": fx.OtherURL + "/form.html"}, llmerr.OriginBlocked)
@@ -179,6 +183,7 @@ func TestOriginPolicy(t *testing.T) {
 }
 
 func TestParseOrigins(t *testing.T) {
+	t.Parallel()
 	got := ParseOrigins(" https://a.test/ ; b.test,c.test:8080;")
 	want := []string{"https://a.test", "b.test", "c.test:8080"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
@@ -196,6 +201,7 @@ func TestParseOrigins(t *testing.T) {
 }
 
 func TestOptionNotFound(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("interact.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -213,6 +219,7 @@ func TestOptionNotFound(t *testing.T) {
 }
 
 func TestEvaluate(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.title"}), `Result: "Sign in"`)
@@ -241,6 +248,7 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestSetupRequired(t *testing.T) {
+	t.Parallel()
 	// A machine without the driver: the server answers, the call explains.
 	none := browser.NewManager(browser.Options{DriverDir: "/nonexistent/retrace-driver", Headless: true})
 	defer none.Close()

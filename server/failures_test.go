@@ -62,6 +62,7 @@ func TestBusyAndSandboxedFrames(t *testing.T) {
 }
 
 func TestFrameRemovedWhileSnapshotRuns(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_big-frame.html")})
 	role := c.srv.sessionForTest().role(defaultRole)
@@ -112,6 +113,7 @@ func TestHangingFrameDoesNotHoldNavigation(t *testing.T) {
 }
 
 func TestBlockedFrameIsAWarning(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{Origins: OriginPolicy{Blocked: []string{"localhost"}}})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
 	r := c.call("browser_snapshot", nil)
@@ -123,6 +125,7 @@ func TestBlockedFrameIsAWarning(t *testing.T) {
 }
 
 func TestHostileFrameIsRead(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_frames-hostile.html")})
 	r := c.call("browser_snapshot", nil)
@@ -198,6 +201,7 @@ func TestTwoWarningsInOneSnapshot(t *testing.T) {
 // crashed and stops answering for it. So it is PAGE_CRASHED, whose plan
 // (load the page again) recovers.
 func TestCrashedChildFrame(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
 	c.ok("browser_snapshot", nil)

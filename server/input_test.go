@@ -10,6 +10,7 @@ import (
 )
 
 func TestHoverAndPressKey(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_input.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -38,6 +39,7 @@ func TestHoverAndPressKey(t *testing.T) {
 }
 
 func TestNormalizeKey(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"Enter": "Enter", "ctrl+a": "Control+a", "Shift+Tab": "Shift+Tab",
 		"a": "a", "+": "+", "Control++": "Control++", "esc": "Escape", "F5": "F5", "meta+shift+k": "Meta+Shift+k"} {
 		if got, why := normalizeKey(in); got != want {
@@ -47,6 +49,7 @@ func TestNormalizeKey(t *testing.T) {
 }
 
 func TestDrag(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_input.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -59,6 +62,7 @@ func TestDrag(t *testing.T) {
 }
 
 func TestFileUpload(t *testing.T) {
+	t.Parallel()
 	allowed := t.TempDir()
 	outside := t.TempDir()
 	file := filepath.Join(allowed, "report.txt")
@@ -94,6 +98,7 @@ func TestFileUpload(t *testing.T) {
 }
 
 func TestFillForm(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_input.html")})
 	snap := c.ok("browser_snapshot", nil)

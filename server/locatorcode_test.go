@@ -365,6 +365,7 @@ func boolOpt(v any) *bool {
 }
 
 func TestParseLocatorCode(t *testing.T) {
+	t.Parallel()
 	good := []struct {
 		code string
 		want []locatorCall

@@ -15,6 +15,7 @@ import (
 )
 
 func TestConsoleMessages(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_observe.html")})
 	c.ok("browser_wait_for", map[string]any{"time": 0.2})
@@ -37,6 +38,7 @@ func TestConsoleMessages(t *testing.T) {
 }
 
 func TestNetworkRequests(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_observe.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -56,6 +58,7 @@ func TestNetworkRequests(t *testing.T) {
 }
 
 func TestScreenshot(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_observe.html")})
 	shot := func(args map[string]any) (string, image.Image, string) {
@@ -102,6 +105,7 @@ func TestScreenshot(t *testing.T) {
 }
 
 func TestFitWidth(t *testing.T) {
+	t.Parallel()
 	src := image.NewRGBA(image.Rect(0, 0, 2560, 100))
 	for x := 0; x < 2560; x++ {
 		for y := 0; y < 100; y++ {

@@ -26,6 +26,7 @@ func rolesConfig(t *testing.T, flags ...string) *roles.Config {
 }
 
 func TestUnknownRole(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{Roles: rolesConfig(t, "admin=/nonexistent/admin.json")})
 	r := c.fail("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "admn"}, llmerr.UnknownRole)
 	c.golden("UNKNOWN_ROLE", r)
@@ -37,6 +38,7 @@ func TestUnknownRole(t *testing.T) {
 }
 
 func TestSelectAndListRoles(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{Roles: rolesConfig(t, "customer=/nonexistent/customer.json,"+fx.Page("form.html"))})
 	list := c.ok("list_current_roles", nil)
 	mustContain(t, list, "* default — no auth", "customer — auth file /nonexistent/customer.json", "starts at "+fx.Page("form.html"))
@@ -72,6 +74,7 @@ func authFile(t *testing.T, dir, name string) string {
 }
 
 func TestRolesLoadAuthAndStayIsolated(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := connect(t, Config{Roles: rolesConfig(t, "admin="+authFile(t, dir, "admin.json"))})
 	c.record = true
@@ -85,6 +88,7 @@ func TestRolesLoadAuthAndStayIsolated(t *testing.T) {
 }
 
 func TestAuthFileProblems(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.json")
 	broken := filepath.Join(dir, "broken.json")
@@ -142,6 +146,7 @@ func writeConfig(t *testing.T, dir, body string) string {
 }
 
 func TestRefOfAnotherRole(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{Roles: rolesConfig(t, "customer=/nonexistent/customer.json")})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "customer"})
 	snap := c.ok("browser_snapshot", map[string]any{"role": "customer"})
@@ -153,6 +158,7 @@ func TestRefOfAnotherRole(t *testing.T) {
 }
 
 func TestAuthFailedGolden(t *testing.T) {
+	t.Parallel()
 	cfg, err := roles.Load(writeConfig(t, t.TempDir(), `{"roles": {"admin": {"authFile": "`+
 		mustAbs(t, "../testdata/auth/malformed.json")+`", "authRequired": true, "defaultUrl": "`+fx.Page("form.html")+`"}}}`))
 	if err != nil {
@@ -185,6 +191,7 @@ func mustAbs(t *testing.T, p string) string {
 }
 
 func TestSessionExpiresDuringRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	token := fx.NewSession("ada")
 	writeState(t, filepath.Join(dir, "shopper.json"), token, "")
@@ -245,6 +252,7 @@ func writeState(t *testing.T, path, token, theme string) {
 }
 
 func TestTwoRolesAtOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	adminToken, customerToken := fx.NewSession("admin"), fx.NewSession("customer")
 	writeState(t, filepath.Join(dir, "admin.json"), adminToken, "dark")
@@ -294,6 +302,7 @@ func TestTwoRolesAtOnce(t *testing.T) {
 }
 
 func TestLoginCheckURL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeState(t, filepath.Join(dir, "stale.json"), "sess-revoked-long-ago", "")
 	writeState(t, filepath.Join(dir, "fresh.json"), fx.NewSession("ada"), "")

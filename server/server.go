@@ -21,8 +21,8 @@ import (
 //go:embed instructions.md
 var instructions string
 
-// Version is the server version reported to clients; main sets it from the
-// build.
+// Version is the server version reported to clients and printed by
+// retrace version.
 const Version = "0.1.0"
 
 // Config holds what the server needs beyond the browser manager.

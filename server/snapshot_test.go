@@ -10,6 +10,7 @@ import (
 )
 
 func TestSnapshotBudgetAndOffset(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{SnapshotBudget: 5000})
 	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/table?rows=300"})
 	first := c.ok("browser_snapshot", nil)
@@ -42,6 +43,7 @@ func TestSnapshotBudgetAndOffset(t *testing.T) {
 }
 
 func TestSnapshotSubtree(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -63,6 +65,7 @@ func TestSnapshotSubtree(t *testing.T) {
 }
 
 func TestFind(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/table?rows=300"})
 	res := c.ok("browser_find", map[string]any{"text": "Item 42"})
@@ -85,6 +88,7 @@ func TestFind(t *testing.T) {
 }
 
 func TestHostilePageStillSnapshots(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("hostile.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -122,6 +126,7 @@ func TestHugeAndDeepPagesAnswerInTime(t *testing.T) {
 }
 
 func TestBusyPageIsAnErrorNotAHang(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{ActionTimeout: 2 * time.Second})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("busy.html")})
 	snap := c.ok("browser_snapshot", nil)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestInspect(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_plans.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -43,6 +44,7 @@ func refsOf(snap, part string) []string {
 }
 
 func TestGenerateLocator(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_plans.html")})
 	snap := c.ok("browser_snapshot", nil)

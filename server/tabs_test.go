@@ -9,6 +9,7 @@ import (
 )
 
 func TestPopupsBecomeTabs(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_tabs.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -47,6 +48,7 @@ func TestPopupsBecomeTabs(t *testing.T) {
 }
 
 func TestTabClosedByThePage(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_tabs.html")})
 	// Only a window a script opened may close itself.
@@ -61,6 +63,7 @@ func TestTabClosedByThePage(t *testing.T) {
 }
 
 func TestHistoryAndReload(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	res := c.ok("browser_navigate_back", nil)
 	mustContain(t, res, "There is no page to go back to")
@@ -77,6 +80,7 @@ func TestHistoryAndReload(t *testing.T) {
 }
 
 func TestWaitFor(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("_wait.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -100,6 +104,7 @@ func TestWaitFor(t *testing.T) {
 }
 
 func TestHandleDialog(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("dialogs.html")})
 	snap := c.ok("browser_snapshot", nil)
@@ -119,6 +124,7 @@ func TestHandleDialog(t *testing.T) {
 }
 
 func TestSnapshotWithTheResult(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("nav.html"), "snapshot": true})
 	mustContain(t, res, "Navigated to "+fx.Page("nav.html"), "Title: Navigation start\n\nURL: ", `link "Go to the form" [ref=`)
@@ -135,6 +141,7 @@ func TestSnapshotWithTheResult(t *testing.T) {
 
 // A crashed tab takes only its own refs with it.
 func TestCrashedTabSparesTheOthers(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("dialogs.html")})
 	first := c.ok("browser_snapshot", nil)

@@ -88,7 +88,7 @@ func normalizeURL(raw string) (string, error) {
 		return u, nil
 	}
 	if strings.HasPrefix(lower, "javascript:") {
-		return "", bad("javascript: URLs are not navigations; there is no tool to run scripts yet")
+		return "", bad("javascript: URLs are not navigations; browser_evaluate runs a script in the page")
 	}
 	if scheme, rest, ok := strings.Cut(u, ":"); ok && !strings.Contains(u, "://") && isScheme(scheme) &&
 		(knownSchemes[strings.ToLower(scheme)] || rest == "" || rest[0] < '0' || rest[0] > '9') {

@@ -21,9 +21,6 @@ type waitArgs struct {
 	roleArg
 }
 
-// waitPoll is how often a text wait looks again.
-const waitPoll = 100 * time.Millisecond
-
 func (s *Server) addWaitTools() {
 	addTool(s, def("browser_wait_for", "Wait for", readOnly, "Wait until text appears or disappears, an element (ref) becomes usable, or some seconds pass; at most the action timeout per call."), s.waitFor)
 }
@@ -140,24 +137,6 @@ func visibleText(tab *browser.Tab, text string) int {
 		}
 	}
 	return n
-}
-
-// pollUntil checks cond every waitPoll until it holds or the deadline
-// passes; it reports whether cond held.
-func pollUntil(ctx context.Context, deadline time.Time, cond func() bool) bool {
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-time.After(min(waitPoll, time.Until(deadline)+time.Millisecond)):
-		case <-ctx.Done():
-			return cond()
-		}
-	}
 }
 
 // waitTimeout is the error of a wait whose condition did not hold in time:

@@ -14,6 +14,7 @@ import (
 )
 
 func TestInvalidArguments(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	cases := []struct {
 		tool string
@@ -42,6 +43,7 @@ func TestInvalidArguments(t *testing.T) {
 }
 
 func TestPanicBecomesInternalError(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	addTool(c.srv, &mcp.Tool{Name: "test_panic", Description: "panics"},
 		func(context.Context, *call, struct{}) (*response, error) { panic("boom") })
@@ -55,6 +57,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 // TestToolSnaps keeps every tool's definition as a golden file, so a schema
 // change is always deliberate (go test ./server -run TestToolSnaps -update).
 func TestToolSnaps(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	res, err := c.cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -101,6 +104,7 @@ func TestToolSnaps(t *testing.T) {
 // TestCataloguePlansNameRealTools checks the plans of docs/errors.md and the
 // catalogue's default steps against the tools this server lists.
 func TestCataloguePlansNameRealTools(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{})
 	res, err := c.cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -131,6 +135,7 @@ func TestCataloguePlansNameRealTools(t *testing.T) {
 }
 
 func TestPlainErrorStyle(t *testing.T) {
+	t.Parallel()
 	c := connect(t, Config{ErrorStyle: llmerr.StylePlain})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	c.ok("browser_snapshot", nil)
