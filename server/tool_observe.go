@@ -89,7 +89,7 @@ func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (
 		}
 		b.WriteString("\n")
 	}
-	return textResponse(strings.TrimRight(b.String(), "\n")), nil
+	return textResponse(b.String()), nil
 }
 
 // staticTypes are the resource types left out by default when they
@@ -144,7 +144,7 @@ func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (
 		}
 		return textResponse("No requests yet in this tab."), nil
 	}
-	return textResponse(strings.TrimRight(b.String(), "\n")), nil
+	return textResponse(b.String()), nil
 }
 
 func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*response, error) {

@@ -166,7 +166,7 @@ func (s *Server) generateLocator(ctx context.Context, c *call, in structureArgs)
 					b.WriteString("- " + r + "\n")
 				}
 			}
-			return textResponse(strings.TrimRight(b.String(), "\n")), nil
+			return textResponse(b.String()), nil
 		}
 	}
 	return nil, &llmerr.Error{Code: llmerr.ElementNotInteractable, Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: t.rec.URL,
