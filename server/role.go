@@ -14,7 +14,6 @@ import (
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
 	"github.com/retrace-dev/retrace/snapshot"
-	"github.com/samber/lo"
 )
 
 // role is one signed-in user: its own browser context, page, refs and
@@ -143,7 +142,7 @@ func (r *role) adopt() []*browser.Tab {
 	r.opened = nil
 	r.popMu.Unlock()
 	// Pages that closed before anyone saw them are dropped with the rest.
-	fresh, _ := lo.FilterReject(opened, func(t *browser.Tab, _ int) bool { return !t.Closed() })
+	fresh := slices.DeleteFunc(opened, (*browser.Tab).Closed)
 	r.tabs = slices.DeleteFunc(append(r.tabs, fresh...), (*browser.Tab).Closed)
 	return fresh
 }
