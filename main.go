@@ -54,14 +54,23 @@ type options struct {
 	errorStyle        string
 	snapshotBudget    int
 	allowedOrigins    string
+	allowFileURLs     bool
+	noSandbox         bool
 	noEvaluate        bool
 	allowedDirs       string
+	allowBroadDirs    bool
 	configFile        string
 	roleFlags         []string
 	blockedOrigins    string
 	dialog            string
 	logFile           string
 	driverDir         string
+	// Streamable HTTP protections (server.HTTPOptions).
+	allowedHTTPOrigins string
+	allowedHosts       string
+	authToken          string
+	insecureNoAuth     bool
+	maxSessions        int
 }
 
 func run(args []string) error {
@@ -80,6 +89,11 @@ func run(args []string) error {
 	var o options
 	fs.IntVar(&o.port, "port", 0, "serve Streamable HTTP on this port instead of stdio")
 	fs.StringVar(&o.host, "host", "127.0.0.1", "address to bind with --port")
+	fs.StringVar(&o.authToken, "auth-token", "", "with --port: bearer token every HTTP request must carry (Authorization: Bearer <token>); prefer RETRACE_AUTH_TOKEN, which ps does not show")
+	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "with --port: serve a non-loopback --host without --auth-token (trusted networks only)")
+	fs.StringVar(&o.allowedHTTPOrigins, "allowed-http-origins", "", "with --port: comma-separated browser origins (https://app.example) that may call the server besides loopback ones; they get CORS headers")
+	fs.StringVar(&o.allowedHosts, "allowed-hosts", "", "with --port: comma-separated Host header values (name or name:port, * for any) accepted besides the bound address")
+	fs.IntVar(&o.maxSessions, "max-sessions", server.DefaultMaxSessions, "with --port: most live MCP sessions at once (0: no cap)")
 	fs.BoolVar(&o.headless, "headless", true, "run Chromium headless (--headless=false shows the window)")
 	fs.StringVar(&o.executablePath, "executable-path", "", "Chromium executable (default: found on the machine)")
 	fs.StringVar(&o.cdpEndpoint, "cdp-endpoint", "", "connect to a running Chromium at this CDP endpoint instead of launching one")
@@ -94,8 +108,11 @@ func run(args []string) error {
 		return nil
 	})
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
-	fs.StringVar(&o.allowedDirs, "allowed-dirs", "", "directories browser_file_upload may read, comma-separated (default: the working directory and the temporary directory)")
-	fs.StringVar(&o.allowedOrigins, "allowed-origins", "", "semicolon-separated origins or hosts the browser may load (default: all)")
+	fs.StringVar(&o.allowedDirs, "allowed-dirs", "", "directories browser_file_upload may read, comma-separated (default: <user cache dir>/retrace/uploads, created on first use)")
+	fs.BoolVar(&o.allowBroadDirs, "allow-broad-dirs", false, "let --allowed-dirs name / or the home directory (refused otherwise)")
+	fs.StringVar(&o.allowedOrigins, "allowed-origins", "", "semicolon-separated origins or hosts the browser may load (default: every http(s) origin but link-local and cloud-metadata addresses)")
+	fs.BoolVar(&o.noSandbox, "no-sandbox", false, "turn Chromium's sandbox off (it is on unless running as root)")
+	fs.BoolVar(&o.allowFileURLs, "allow-file-urls", false, "let file: URLs load, only inside --allowed-dirs (default: refused)")
 	fs.StringVar(&o.blockedOrigins, "blocked-origins", "", "semicolon-separated origins or hosts the browser may not load (checked first)")
 	fs.StringVar(&o.errorStyle, "error-style", "recovery", "error rendering: recovery (plans) or plain (one line, a baseline)")
 	fs.StringVar(&o.dialog, "dialog", "dismiss", "how JavaScript dialogs are answered: accept or dismiss (beforeunload is always accepted)")
@@ -178,14 +195,25 @@ func serve(o options) error {
 	}
 	// Every flag is checked before the browser starts: a bad value must not
 	// cost a Chromium launch.
+	if err := server.CheckUploadDirs(splitList(o.allowedDirs), o.allowBroadDirs); err != nil {
+		return fmt.Errorf("--allowed-dirs: %w", err)
+	}
 	if o.snapshotBudget < 0 {
 		return errors.New("--snapshot-budget must be 0 (no limit) or a positive number of characters")
+	}
+	httpOpts := server.HTTPOptions{BindHost: o.host, AuthToken: o.authToken, InsecureNoAuth: o.insecureNoAuth,
+		AllowedOrigins: splitList(o.allowedHTTPOrigins), AllowedHosts: splitList(o.allowedHosts), MaxSessions: o.maxSessions}
+	if o.port != 0 {
+		if err := httpOpts.Check(); err != nil {
+			return err
+		}
 	}
 	mgr := browser.NewManager(browser.Options{
 		DriverDir:         o.driverDir,
 		ExecutablePath:    o.executablePath,
 		CDPEndpoint:       o.cdpEndpoint,
 		Headless:          o.headless,
+		NoSandbox:         o.noSandbox,
 		Viewport:          viewport,
 		UserAgent:         o.userAgent,
 		ActionTimeout:     time.Duration(o.timeoutAction) * time.Millisecond,
@@ -206,8 +234,10 @@ func serve(o options) error {
 		SnapshotBudget: o.snapshotBudget,
 		NoEvaluate:     o.noEvaluate,
 		UploadDirs:     splitList(o.allowedDirs),
+		AllowBroadDirs: o.allowBroadDirs,
 		Roles:          roleCfg,
-		Origins:        server.OriginPolicy{Allowed: server.ParseOrigins(o.allowedOrigins), Blocked: server.ParseOrigins(o.blockedOrigins)}}, mgr)
+		Origins: server.OriginPolicy{Allowed: server.ParseOrigins(o.allowedOrigins), Blocked: server.ParseOrigins(o.blockedOrigins),
+			AllowFileURLs: o.allowFileURLs}}, mgr)
 	defer srv.Close()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -222,8 +252,11 @@ func serve(o options) error {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	mux.Handle("/mcp", srv.HTTPHandler(httpOpts))
+	hs := server.NewHTTPServer(mux)
+	if o.authToken == "" && o.insecureNoAuth && !ln.Addr().(*net.TCPAddr).IP.IsLoopback() {
+		logger.Warn("serving without a token on a non-loopback address (--insecure-no-auth): anyone who reaches it drives the browser", "addr", ln.Addr().String())
+	}
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -25,7 +25,10 @@ type Options struct {
 	CDPEndpoint string
 	Headless    bool
 	// Args are extra Chromium command-line arguments.
-	Args      []string
+	Args []string
+	// NoSandbox turns Chromium's sandbox off for a user who is not root
+	// (as root it is always off: Chromium will not start with it).
+	NoSandbox bool
 	Viewport  *playwright.Size
 	UserAgent string
 	// ActionTimeout bounds element actions; NavigationTimeout bounds loads.
@@ -40,12 +43,25 @@ type Options struct {
 	Logger    *slog.Logger
 }
 
-// baseArgs keep Chromium quiet on machines with a closed network and make it
-// run as root in containers.
+// baseArgs keep Chromium quiet on machines with a closed network.
 var baseArgs = []string{
-	"--no-sandbox", "--disable-gpu", "--disable-background-networking",
+	"--disable-gpu", "--disable-background-networking",
 	"--disable-component-update", "--disable-sync", "--no-first-run",
 	"--disable-dev-shm-usage",
+}
+
+// sandboxed reports whether Chromium keeps its sandbox: always, unless the
+// process runs as root (where Chromium refuses to start with it) or
+// --no-sandbox asks otherwise.
+func sandboxed(euid int, noSandbox bool) bool { return euid != 0 && !noSandbox }
+
+// launchArgs are Chromium's flags for a launch.
+func launchArgs(sandbox bool, extra []string) []string {
+	args := append([]string{}, baseArgs...)
+	if !sandbox {
+		args = append(args, "--no-sandbox")
+	}
+	return append(args, extra...)
 }
 
 // Manager owns the Playwright driver and one Chromium, started lazily and
@@ -79,10 +95,22 @@ func NewManager(opts Options) *Manager {
 // Options returns the manager's options.
 func (m *Manager) Options() Options { return m.opts }
 
+// ContextOptions are what a role's context needs beyond the manager's
+// options.
+type ContextOptions struct {
+	// StorageState is the auth file to load, if any.
+	StorageState string
+	// Proxy, when set, is the proxy every request of the context goes
+	// through, loopback included.
+	Proxy string
+	// BlockServiceWorkers keeps pages from registering service workers,
+	// whose fetches a request route would not see.
+	BlockServiceWorkers bool
+}
+
 // NewContext returns a fresh, isolated browser context, starting the driver
-// and Chromium first if needed. storageState, if not empty, is a Playwright
-// storage-state file loaded natively.
-func (m *Manager) NewContext(storageState string) (playwright.BrowserContext, error) {
+// and Chromium first if needed.
+func (m *Manager) NewContext(co ContextOptions) (playwright.BrowserContext, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.startLocked(); err != nil {
@@ -95,8 +123,15 @@ func (m *Manager) NewContext(storageState string) (playwright.BrowserContext, er
 	if m.opts.UserAgent != "" {
 		opts.UserAgent = playwright.String(m.opts.UserAgent)
 	}
-	if storageState != "" {
-		opts.StorageStatePath = playwright.String(storageState)
+	if co.StorageState != "" {
+		opts.StorageStatePath = playwright.String(co.StorageState)
+	}
+	if co.Proxy != "" {
+		// Loopback too: Chromium leaves it out of proxies unless told.
+		opts.Proxy = &playwright.Proxy{Server: co.Proxy, Bypass: playwright.String("<-loopback>")}
+	}
+	if co.BlockServiceWorkers {
+		opts.ServiceWorkers = playwright.ServiceWorkerPolicyBlock
 	}
 	c, err := m.browser.NewContext(opts)
 	if err != nil {
@@ -189,18 +224,20 @@ func (m *Manager) launchLocked() error {
 	if m.opts.CDPEndpoint != "" {
 		b, err = m.pw.Chromium.ConnectOverCDP(m.opts.CDPEndpoint)
 	} else {
+		sandbox := sandboxed(os.Geteuid(), m.opts.NoSandbox)
 		b, err = m.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-			ExecutablePath: playwright.String(m.opts.ExecutablePath),
-			Headless:       playwright.Bool(m.opts.Headless),
-			Args:           append(append([]string{}, baseArgs...), m.opts.Args...),
-			Timeout:        playwright.Float(30000),
+			ExecutablePath:  playwright.String(m.opts.ExecutablePath),
+			Headless:        playwright.Bool(m.opts.Headless),
+			ChromiumSandbox: playwright.Bool(sandbox),
+			Args:            launchArgs(sandbox, m.opts.Args),
+			Timeout:         playwright.Float(30000),
 		})
 	}
 	if err != nil {
 		return &llmerr.Error{Code: llmerr.SetupRequired, Err: err,
 			Message: "Chromium did not start.",
 			Cause:   llmerr.FirstLine(err.Error()),
-			Note:    fmt.Sprintf("A person must check the browser at %s (or --cdp-endpoint). Retrying will fail the same way until then.", m.opts.ExecutablePath),
+			Note:    fmt.Sprintf("A person must check the browser at %s (or --cdp-endpoint; where the sandbox cannot start, --no-sandbox). Retrying will fail the same way until then.", m.opts.ExecutablePath),
 		}
 	}
 	m.opts.Logger.Info("chromium started", "ms", time.Since(start).Milliseconds(), "version", b.Version())

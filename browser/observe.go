@@ -65,6 +65,11 @@ func consoleLevel(t string) string {
 	return "info"
 }
 
+// NetErrorHeader is the response header (lower case, as Playwright gives
+// headers) on which a proxy in front of the browser names the network error
+// that kept a request from its server.
+const NetErrorHeader = "x-retrace-net-error"
+
 func (t *Tab) observe(page playwright.Page) {
 	j := &t.journal
 	j.byReq = map[playwright.Request]*RequestEntry{}
@@ -121,6 +126,11 @@ func (t *Tab) observe(page playwright.Page) {
 			if n, err := strconv.ParseInt(headers["content-length"], 10, 64); err == nil {
 				e.Size = n
 			}
+			if code := headers[NetErrorHeader]; code != "" && status == 502 {
+				// The server's network guard could not reach the site: the
+				// request failed as it would have without the guard.
+				e.Status, e.Failed = 0, "net::"+code
+			}
 		}
 	})
 	page.OnRequestFailed(func(r playwright.Request) {
@@ -130,7 +140,9 @@ func (t *Tab) observe(page playwright.Page) {
 		}
 		j.mu.Lock()
 		defer j.mu.Unlock()
-		if e := j.byReq[r]; e != nil {
+		if e := j.byReq[r]; e != nil && e.Failed == "" {
+			// A failure the guard named stays: the browser's own word for
+			// the same request is only its CORS consequence.
 			e.Failed = why
 		}
 	})

@@ -70,3 +70,21 @@ func TestVersionFastPathIsIdempotent(t *testing.T) {
 		t.Errorf("after two installs: cli-playwright.js=%q cli.js=%q", orig, shim)
 	}
 }
+
+func TestSandboxStaysOnUnlessRoot(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		euid      int
+		noSandbox bool
+		want      bool
+	}{{1000, false, true}, {1000, true, false}, {0, false, false}, {0, true, false}} {
+		got := sandboxed(tc.euid, tc.noSandbox)
+		if got != tc.want {
+			t.Errorf("sandboxed(%d, %v) = %v, want %v", tc.euid, tc.noSandbox, got, tc.want)
+		}
+		args := strings.Join(launchArgs(got, nil), " ")
+		if strings.Contains(args, "--no-sandbox") == got {
+			t.Errorf("euid %d, noSandbox %v: args %q", tc.euid, tc.noSandbox, args)
+		}
+	}
+}

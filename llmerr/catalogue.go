@@ -30,6 +30,7 @@ const (
 	UnknownRole            Code = "UNKNOWN_ROLE"
 	AuthenticationFailed   Code = "AUTHENTICATION_FAILED"
 	PageUnreadable         Code = "PAGE_UNREADABLE"
+	AuthSaveFailed         Code = "AUTH_SAVE_FAILED"
 )
 
 // Category groups codes by where the fault lies.
@@ -138,6 +139,11 @@ var catalogue = map[Code]Entry{
 		SessionValid:  true,
 		NoRetryReason: "Retrying will fail the same way until the role is signed in again.",
 	},
+	AuthSaveFailed: {
+		Category: CategoryAuth, Title: "Sign-in not saved",
+		SessionValid:  true,
+		NoRetryReason: "Saving again will fail the same way until a person fixes the disk or the directory; the old auth file is kept unchanged.",
+	},
 	UnknownRole: {
 		Category: CategoryInput, Title: "Unknown role",
 		SessionValid:  true,
@@ -179,6 +185,7 @@ func init() {
 		InternalError:          {"Anything unclassified, including a bug in retrace (a panic is caught and reported here). The raw message is in details.", []Action{snapshotStep}},
 		OriginBlocked:          {"A URL whose origin --blocked-origins lists, or that --allowed-origins does not list.", nil},
 		AuthenticationFailed:   {"A role that must be signed in is not: its auth file is missing, unreadable or malformed. The plan says which file and how to refresh it (sign in through the page, then browser_save_auth). For a role whose auth is optional the same facts come back as a warning instead.", []Action{{Tool: "list_current_roles", Why: "see each role's auth file"}}},
+		AuthSaveFailed:         {"browser_save_auth could not write the role's auth file: the disk is full, the directory is missing or not writable, or the path is not a regular file. The new state goes to a temporary file that is renamed over the old one, so a failed save keeps the old file whole and leaves nothing behind. The plan names what a person must fix; the browser stays signed in, so saving again after the fix loses nothing.", []Action{{Tool: "list_current_roles", Why: "see each role's auth file"}}},
 		UnknownRole:            {"A role argument or select_role named a role that is not configured (--config, --role). The error lists the roles there are.", []Action{{Tool: "list_current_roles", Why: "see the roles there are"}}},
 		PageUnreadable:         {"The main document of the tab could not be read: the page's own scripts broke the snapshot script (replaced built-ins it needs), or its walk ran out of time before reading anything. A child frame with the same trouble is a warning instead.", []Action{{Tool: "browser_reload", Why: "a fresh document gets a fresh snapshot script"}}},
 		OptionNotFound:         {"browser_select_option named an option the select does not have. The error lists the options, and retries with the near match when there is one.", []Action{snapshotStep}},
@@ -208,5 +215,6 @@ func Codes() []Code {
 		UnknownRef, StaleRef, FrameDetached, NavigationFailed, NavigationTimeout,
 		ElementNotInteractable, ActionTimeout, InvalidParams, BrowserClosed,
 		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked, OptionNotFound, UnknownRole, AuthenticationFailed, PageUnreadable,
+		AuthSaveFailed,
 	}
 }

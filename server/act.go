@@ -63,8 +63,10 @@ type acting struct {
 	opened <-chan struct{}
 	// failedAt is the target an error of do is about, when not the first.
 	failedAt *target
-	// mark is the tab's events before do.
-	mark browser.Mark
+	// from is the tab's URL before do, mark its events, start its time.
+	from  string
+	mark  browser.Mark
+	start time.Time
 }
 
 // target is a resolved ref ready for an action.
@@ -129,7 +131,7 @@ func (s *Server) run(ctx context.Context, c *call, o op) (*response, error) {
 		return nil, err
 	}
 	before := pageState(a.tab)
-	a.mark = a.tab.Mark()
+	a.from, a.mark, a.start = before.url, a.tab.Mark(), time.Now()
 	if err := o.do(a); err != nil {
 		if !a.closedItsTab() {
 			return nil, a.fail(err, before.url)
@@ -186,7 +188,16 @@ func (a *acting) load(url, verb string) error {
 		WaitUntil: playwright.WaitUntilStateDomcontentloaded,
 		Timeout:   playwright.Float(float64(nav.Milliseconds())),
 	})
+	if err == nil {
+		err = a.unreachable(resp, url)
+	}
 	if err != nil {
+		if blocked := a.refused(); blocked != nil {
+			return blocked
+		}
+		if code := a.tunnelFailure(err); code != "" {
+			err = fmt.Errorf("net::%s at %s", code, url)
+		}
 		e := llmerr.Classify(err, llmerr.Situation{Tool: a.c.tool, URL: url, Timeout: nav, Navigating: true})
 		// Whether anything of the target arrived is read from where the tab
 		// is, not from commit events: the commit of the page before can land
@@ -260,6 +271,9 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 	}
 	res.unfinished = settled.LoadErr != nil
 	if a.landed != nil || moved || settled.Navigated {
+		if err := a.checkLanding(after.url); err != nil {
+			return err
+		}
 		// What was missing on the page left is no longer missing.
 		r.log.Frames()
 		// Reported, not waited for: a frame or request that never ends
@@ -281,6 +295,70 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 	r.reportNewTabs(a.ctx, res, nav)
 	a.includeSnapshot()
 	return nil
+}
+
+// unreachable turns the network guard's 502 for a server it could not reach
+// back into the error Chromium would have reported without the guard.
+func (a *acting) unreachable(resp playwright.Response, url string) error {
+	if resp == nil || resp.Status() != 502 {
+		return nil
+	}
+	code, err := resp.HeaderValue(strings.ToLower(netErrorHeader))
+	if err != nil || code == "" {
+		return nil
+	}
+	_, _ = a.tab.Page.Goto("about:blank")
+	return fmt.Errorf("net::%s at %s", code, url)
+}
+
+// tunnelFailure names the network error behind a failed https tunnel.
+func (a *acting) tunnelFailure(err error) string {
+	if a.role.guard == nil || !strings.Contains(err.Error(), "ERR_TUNNEL_CONNECTION_FAILED") {
+		return ""
+	}
+	return a.role.guard.failedSince(a.start)
+}
+
+// refused is ORIGIN_BLOCKED when the network guard turned a request of the
+// tab away while the op ran (a redirect hop, a tunnel to a blocked host).
+func (a *acting) refused() *llmerr.Error {
+	if a.role.guard == nil {
+		return nil
+	}
+	rs := a.role.guard.refusedSince(a.start)
+	if len(rs) == 0 {
+		return nil
+	}
+	last := rs[len(rs)-1]
+	return a.blockedLanding(last.url, last.why)
+}
+
+// checkLanding applies the policy to where the tab went: a redirect, the
+// page's own script or a refused request can take it where the agent was
+// never allowed to ask for.
+func (a *acting) checkLanding(landed string) error {
+	if why := a.srv.cfg.Origins.check(landed); why != "" && !strings.HasPrefix(landed, "chrome-error:") {
+		return a.blockedLanding(landed, why)
+	}
+	if strings.HasPrefix(landed, "chrome-error:") {
+		if e := a.refused(); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// blockedLanding takes the tab back to about:blank, so nothing of the
+// refused page stays readable, and says where the page tried to go.
+func (a *acting) blockedLanding(target, why string) *llmerr.Error {
+	_, _ = a.tab.Page.Goto("about:blank", playwright.PageGotoOptions{Timeout: playwright.Float(float64(a.srv.cfg.NavigationTimeout.Milliseconds()))})
+	e := a.srv.cfg.Origins.blockedError(a.c.tool, target, why)
+	e.Message = fmt.Sprintf("The page went to %s, which is outside what this server may load; the tab is back on about:blank.", target)
+	e.Cause = why + " (reached by a redirect or by the page itself, not asked for)"
+	if len(e.Actions) == 0 && a.from != "" && a.from != "about:blank" && a.srv.cfg.Origins.check(a.from) == "" {
+		e.Actions = []llmerr.Action{llmerr.Call("browser_navigate", "return to the page you were on, then take another way", llmerr.A("url", a.from))}
+	}
+	return e
 }
 
 // dismissedQuestion reports whether the policy dismissed a confirm or a

@@ -167,7 +167,7 @@ func TestOriginPolicy(t *testing.T) {
 	c := connect(t, Config{Origins: OriginPolicy{Blocked: []string{other.Hostname()}}})
 	r := c.fail("browser_navigate", map[string]any{"url": fx.OtherURL + "/form.html"}, llmerr.OriginBlocked)
 	c.golden("ORIGIN_BLOCKED", r)
-	mustContain(t, r.Text, "outside the origins this server may load", "--blocked-origins lists localhost", "will fail the same way")
+	mustContain(t, r.Text, "outside what this server may load", "--blocked-origins lists localhost", "will fail the same way")
 	// A page on an allowed origin loads, but its frame from the blocked one does not.
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("frames.html")})
 	snap := c.ok("browser_snapshot", nil)

@@ -55,6 +55,8 @@ func editDistance(sa, sb string) int {
 // makes selecting it the first step.
 func unknownRole(cfg *roles.Config, tool, name string) *llmerr.Error {
 	names := cfg.Names()
+	// The name is echoed, so a huge one is cut: the answer stays small.
+	name = oneLineCut(name, 80)
 	e := &llmerr.Error{Code: llmerr.UnknownRole, Tool: tool, Role: name,
 		Message: fmt.Sprintf("There is no role %q.", name),
 		Cause:   "the roles are " + quoteAll(names),

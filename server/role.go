@@ -48,6 +48,8 @@ type role struct {
 	// reused.
 	reg *refs.Registry
 	eng *snapshot.Engine
+	// guard is the proxy the context's requests go through (netguard.go).
+	guard *guard
 }
 
 // ensureTab returns the role's current tab, creating the context and a page
@@ -175,19 +177,37 @@ func (r *role) openContext() error {
 	if err != nil {
 		return err
 	}
-	bctx, err := r.srv.browsers.NewContext(state)
+	policy := r.srv.cfg.Origins
+	g, err := startGuard(policy)
 	if err != nil {
+		return err
+	}
+	lists := len(policy.Allowed) > 0 || len(policy.Blocked) > 0
+	bctx, err := r.srv.browsers.NewContext(browser.ContextOptions{StorageState: state, Proxy: g.URL(),
+		// A worker's fetches pass no route; the guard would stop them, but
+		// under a list they are not worth the surprise.
+		BlockServiceWorkers: lists})
+	if err != nil {
+		g.close()
+		return err
+	}
+	fail := func(err error) error {
+		r.srv.browsers.ReleaseContext(bctx)
+		g.close()
 		return err
 	}
 	script := r.eng.InitScript()
 	if err := bctx.AddInitScript(playwright.Script{Content: &script}); err != nil {
-		r.srv.browsers.ReleaseContext(bctx)
-		return err
+		return fail(err)
 	}
-	if err := r.srv.cfg.Origins.install(bctx); err != nil {
-		r.srv.browsers.ReleaseContext(bctx)
-		return err
+	if lists {
+		// Routes refuse at once, with an error the snapshot recognises as
+		// blocked; the guard stops what routes do not see.
+		if err := policy.install(bctx, g.note); err != nil {
+			return fail(err)
+		}
 	}
+	r.guard = g
 	r.bctx = bctx
 	bctx.OnPage(func(p playwright.Page) { r.wrap(p) })
 	if state != "" {
@@ -220,6 +240,10 @@ func (r *role) closeLocked() bool {
 	}
 	r.srv.browsers.ReleaseContext(r.bctx)
 	r.bctx = nil
+	if r.guard != nil {
+		r.guard.close()
+		r.guard = nil
+	}
 	r.tab = nil
 	r.tabs = nil
 	r.popMu.Lock()

@@ -7,7 +7,7 @@ import (
 	"context"
 	_ "embed"
 	"log/slog"
-	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -37,8 +37,15 @@ type Config struct {
 	// role.
 	Roles *roles.Config
 	// UploadDirs are the directories browser_file_upload may take files
-	// from; empty means the working directory and the temporary directory.
+	// from; empty means DefaultUploadDir.
 	UploadDirs []string
+	// DefaultUploadDir is where uploads come from when UploadDirs is
+	// empty, created 0700 on first use; empty means
+	// <user cache dir>/retrace/uploads.
+	DefaultUploadDir string
+	// AllowBroadDirs lets UploadDirs name the root or the home directory,
+	// which CheckUploadDirs otherwise refuses.
+	AllowBroadDirs bool
 	// NoEvaluate leaves browser_evaluate out of the tools.
 	NoEvaluate bool
 	// Origins limits what the browser may load.
@@ -81,6 +88,18 @@ func New(cfg Config, m *browser.Manager) *Server {
 	if cfg.Roles == nil {
 		cfg.Roles = roles.New()
 	}
+	if cfg.Origins.AllowFileURLs && len(cfg.Origins.FileDirs) == 0 {
+		// file: URLs load from the same directories uploads come from, and
+		// from nowhere when none is named.
+		for _, d := range cfg.UploadDirs {
+			if abs, err := filepath.Abs(d); err == nil {
+				if real, err := filepath.EvalSymlinks(abs); err == nil {
+					abs = real
+				}
+				cfg.Origins.FileDirs = append(cfg.Origins.FileDirs, abs)
+			}
+		}
+	}
 	s := &Server{cfg: cfg, browsers: m, log: cfg.Logger,
 		sessions: map[*mcp.ServerSession]*session{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "retrace", Title: "retrace browser", Version: Version},
@@ -105,13 +124,7 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // RunStdio serves one session over stdin/stdout until the client leaves.
 func (s *Server) RunStdio(ctx context.Context) error {
-	return s.mcp.Run(ctx, &mcp.StdioTransport{})
-}
-
-// HTTPHandler serves Streamable HTTP; each HTTP session gets its own state.
-func (s *Server) HTTPHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: 30 * time.Minute})
+	return s.mcp.Run(ctx, stdio(s.log))
 }
 
 // session returns the state of ss, creating it on first use. The state is

@@ -94,7 +94,7 @@ func normalizeURL(raw string) (string, error) {
 		(knownSchemes[strings.ToLower(scheme)] || rest == "" || rest[0] < '0' || rest[0] > '9') {
 		// mailto:, tel:, chrome: and the like: a scheme, not a host with a
 		// port.
-		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http, https or file)", strings.ToLower(scheme)))
+		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http or https)", strings.ToLower(scheme)))
 	}
 	if !strings.Contains(u, "://") {
 		scheme := "https://"
@@ -121,7 +121,7 @@ func normalizeURL(raw string) (string, error) {
 		}
 	case "file":
 	default:
-		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http, https or file)", p.Scheme))
+		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http or https)", p.Scheme))
 	}
 	return p.String(), nil
 }

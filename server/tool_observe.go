@@ -111,12 +111,13 @@ func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (
 			match = func(u string) bool { return strings.Contains(u, f) }
 		}
 	}
-	_, tab, unlock, err := c.lockTab()
+	r, tab, unlock, err := c.lockTab()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	all, dropped := tab.Requests()
+	r.nameGuardFailures(all)
 	var shown []browser.RequestEntry
 	hidden := 0
 	for _, r := range all {

@@ -2,12 +2,17 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/playwright-community/playwright-go"
+
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/roles"
 )
 
 type selectRoleArgs struct {
@@ -118,16 +123,133 @@ func (s *Server) saveAuth(ctx context.Context, c *call, _ saveAuthArgs) (*respon
 			Cause:   "nothing was loaded in this role yet",
 			Actions: r.signInSteps(rc)}
 	}
-	if err := os.MkdirAll(filepath.Dir(rc.AuthFile), 0o700); err != nil {
-		return nil, err
-	}
-	st, err := r.bctx.StorageState(rc.AuthFile)
+	st, err := r.bctx.StorageState()
 	if err != nil {
 		return nil, err
 	}
-	// The file holds secrets: only its owner may read it.
-	_ = os.Chmod(rc.AuthFile, 0o600)
+	data, err := storageStateJSON(st)
+	if err != nil {
+		return nil, err
+	}
+	saved, err := roles.WriteAuthFile(rc.AuthFile, data)
+	if err != nil {
+		return nil, authSaveFailed(c.tool, r.name, err)
+	}
 	r.log.AuthWorks()
+	where := rc.AuthFile
+	if saved.ViaSymlink() {
+		where += fmt.Sprintf(" (a symlink: the file it points to, %s, was replaced and the link kept)", saved.Target)
+	}
 	return textResponse(fmt.Sprintf("Saved the sign-in of role %s to %s: %d cookie%s, local storage of %d origin%s. The next run starts signed in.",
-		r.name, rc.AuthFile, len(st.Cookies), plural(len(st.Cookies), "s"), len(st.Origins), plural(len(st.Origins), "s"))), nil
+		r.name, where, len(st.Cookies), plural(len(st.Cookies), "s"), len(st.Origins), plural(len(st.Origins), "s"))), nil
+}
+
+// storageState is the auth file's format, the one Playwright writes with
+// storageState({path}) and reads as a context's storageState.
+type storageState struct {
+	Cookies []storageCookie `json:"cookies"`
+	Origins []storageOrigin `json:"origins"`
+}
+
+type storageCookie struct {
+	Name     string  `json:"name"`
+	Value    string  `json:"value"`
+	Domain   string  `json:"domain"`
+	Path     string  `json:"path"`
+	Expires  float64 `json:"expires"`
+	HttpOnly bool    `json:"httpOnly"`
+	Secure   bool    `json:"secure"`
+	// Playwright refuses a null sameSite when it loads the file.
+	SameSite string `json:"sameSite,omitempty"`
+}
+
+type storageOrigin struct {
+	Origin       string                 `json:"origin"`
+	LocalStorage []playwright.NameValue `json:"localStorage"`
+}
+
+// storageStateJSON encodes st as an auth file. Lists are never null:
+// Playwright refuses null where it expects a list.
+func storageStateJSON(st *playwright.StorageState) ([]byte, error) {
+	out := storageState{Cookies: []storageCookie{}, Origins: []storageOrigin{}}
+	for _, c := range st.Cookies {
+		sc := storageCookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path,
+			Expires: c.Expires, HttpOnly: c.HttpOnly, Secure: c.Secure}
+		if c.SameSite != nil {
+			sc.SameSite = string(*c.SameSite)
+		}
+		out.Cookies = append(out.Cookies, sc)
+	}
+	for _, o := range st.Origins {
+		ls := o.LocalStorage
+		if ls == nil {
+			ls = []playwright.NameValue{}
+		}
+		out.Origins = append(out.Origins, storageOrigin{Origin: o.Origin, LocalStorage: ls})
+	}
+	return json.Marshal(out)
+}
+
+// authSaveFailed turns a failed save into AUTH_SAVE_FAILED: the old file is
+// kept, and the plan names what a person must fix before saving again.
+func authSaveFailed(tool, role string, err error) error {
+	var se *roles.SaveError
+	if !errors.As(err, &se) {
+		return err
+	}
+	dir := se.Dir()
+	fix := map[string]string{
+		roles.SaveDiskFull:   "freed space on the disk that holds " + dir,
+		roles.SavePermission: "let the user running retrace write to " + dir,
+		roles.SaveReadOnly:   "made " + dir + " writable (it is on a read-only file system)",
+		roles.SaveDirMissing: "created the directory " + dir + " (a part of its path is missing or is a file)",
+		roles.SaveNotAFile:   "moved away what is at " + se.Target + " (it is not a regular file)",
+	}[se.Reason]
+	if fix == "" {
+		fix = "checked that " + dir + " is writable and its disk is healthy"
+	}
+	file := se.Path
+	if se.Target != se.Path {
+		file += " (a symlink to " + se.Target + ")"
+	}
+	kept := "Nothing was written to " + se.Target + "."
+	if fi, err := os.Stat(se.Target); err == nil && fi.Mode().IsRegular() {
+		kept = "The old auth file " + se.Target + " is kept unchanged, and no temporary file was left behind."
+	}
+	details := map[string]any{"authFile": se.Path, "dir": dir, "reason": se.Reason, "step": se.Step}
+	if se.Target != se.Path {
+		details["target"] = se.Target
+	}
+	return &llmerr.Error{Code: llmerr.AuthSaveFailed, Tool: tool, Role: role, Err: err,
+		Message: fmt.Sprintf("Could not save the sign-in of role %s to %s: %s.", role, file, sayReason(se.Reason)),
+		Cause:   fmt.Sprintf("could not %s in %s: %s", se.Step, dir, systemMessage(se.Err)),
+		Actions: []llmerr.Action{llmerr.Call("browser_save_auth", "after a person has "+fix+"; the browser is still signed in, so nothing is lost", llmerr.A("role", role))},
+		Note:    kept + " Saving again before the fix fails the same way.",
+		Details: details}
+}
+
+func sayReason(reason string) string {
+	switch reason {
+	case roles.SaveDiskFull:
+		return "the disk is full"
+	case roles.SaveDirMissing:
+		return "its directory is missing"
+	case roles.SaveNotAFile:
+		return "the path is not a regular file"
+	}
+	return reason
+}
+
+// systemMessage is the system's words for err without the paths the
+// wrapping adds (the temporary file's name means nothing to anyone).
+func systemMessage(err error) string {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	case errors.As(err, &le):
+		return le.Err.Error()
+	}
+	return err.Error()
 }

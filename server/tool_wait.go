@@ -39,11 +39,12 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 	limit := s.cfg.ActionTimeout
 	capped := false
 	if in.Time != nil {
-		want := time.Duration(*in.Time * float64(time.Second))
-		if want > limit {
-			capped = true
+		// Compared in seconds first: a huge number would overflow a
+		// Duration and wait not at all.
+		if *in.Time >= limit.Seconds() {
+			capped = *in.Time > limit.Seconds()
 		} else {
-			limit = want
+			limit = time.Duration(*in.Time * float64(time.Second))
 		}
 	}
 	r, tab, unlock, err := c.lockTab()

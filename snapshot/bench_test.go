@@ -7,6 +7,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/refs"
 )
 
@@ -15,7 +16,7 @@ import (
 //
 //	go test ./snapshot -run '^$' -bench Capture
 func BenchmarkCapture(b *testing.B) {
-	ctx, err := browsers.NewContext("")
+	ctx, err := browsers.NewContext(browser.ContextOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

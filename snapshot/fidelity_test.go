@@ -12,6 +12,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/refs"
 )
 
@@ -29,7 +30,7 @@ func TestFidelity(t *testing.T) {
 		minAgreement = 0.99
 	)
 	start := time.Now()
-	ctx, err := browsers.NewContext("")
+	ctx, err := browsers.NewContext(browser.ContextOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
