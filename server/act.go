@@ -384,7 +384,7 @@ func (a *acting) includeSnapshot() {
 		a.res.noSnapshot = llmerr.FirstLine(err.Error())
 		return
 	}
-	a.res.snapshot = snap.Render(snapshot.View{Budget: a.srv.cfg.SnapshotBudget})
+	a.res.snapshot = snap.Render(snapshot.View{Budget: a.srv.cfg.SnapshotBudget, Fence: true})
 }
 
 // describe names the element for a result line: role "name" [ref=eN].

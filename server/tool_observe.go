@@ -14,6 +14,7 @@ import (
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/snapshot"
 )
 
 type consoleArgs struct {
@@ -79,8 +80,10 @@ func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (
 	}
 	shown, head := newest(shown, maxConsoleShown, dropped, "messages")
 	b.WriteString(head)
+	// The messages are the page's words, fenced like a snapshot's tree.
+	b.WriteString(snapshot.FenceOpen + "\n")
 	for _, e := range shown {
-		fmt.Fprintf(&b, "[%s] %s", e.Level, oneLineCut(e.Text, 500))
+		fmt.Fprintf(&b, "[%s] %s", e.Level, snapshot.EscapeFence(oneLineCut(e.Text, 500)))
 		if e.Where != "" {
 			fmt.Fprintf(&b, " (%s)", e.Where)
 		}
@@ -89,6 +92,7 @@ func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(snapshot.FenceClose)
 	return textResponse(b.String()), nil
 }
 

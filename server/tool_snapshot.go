@@ -62,7 +62,7 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*respo
 		return nil, err
 	}
 	res := &response{dialogs: tab.TakeDialogs()}
-	res.addBody(snap.Render(snapshot.View{Budget: budget, Offset: in.Offset}))
+	res.addBody(snap.Render(snapshot.View{Budget: budget, Offset: in.Offset, Fence: true}))
 	return res, nil
 }
 

@@ -10,6 +10,21 @@ import (
 type View struct {
 	Budget int
 	Offset int
+	// Fence puts the tree between FenceOpen and FenceClose lines, so a
+	// model can tell the page's words from retrace's.
+	Fence bool
+}
+
+// The lines that fence text from the page. Page text that contains the
+// closing tag gets it escaped, so a page cannot end the fence early.
+const (
+	FenceOpen  = "<page-content>"
+	FenceClose = "</page-content>"
+)
+
+// EscapeFence keeps page text from closing a fence.
+func EscapeFence(s string) string {
+	return strings.ReplaceAll(s, "</page-content", "<\\/page-content")
 }
 
 // Render renders the snapshot within v. When the tree does not fit, the text
@@ -33,6 +48,9 @@ func (s *Snapshot) Render(v View) string {
 		}
 		fmt.Fprintf(&b, "[Lines %d and on of %d; browser_snapshot() shows it from the start.]\n", v.Offset+1, len(lines))
 	}
+	if v.Fence {
+		b.WriteString(FenceOpen + "\n")
+	}
 	used, end := 0, len(lines)
 	for i := v.Offset; i < len(lines); i++ {
 		if v.Budget > 0 && used+len(lines[i])+1 > v.Budget && i > v.Offset {
@@ -40,8 +58,15 @@ func (s *Snapshot) Render(v View) string {
 			break
 		}
 		used += len(lines[i]) + 1
-		b.WriteString(lines[i])
+		if v.Fence {
+			b.WriteString(EscapeFence(lines[i]))
+		} else {
+			b.WriteString(lines[i])
+		}
 		b.WriteString("\n")
+	}
+	if v.Fence {
+		b.WriteString(FenceClose + "\n")
 	}
 	if end < len(lines) {
 		left := lines[end:]
