@@ -133,12 +133,19 @@ func (s *Server) run(ctx context.Context, c *call, o op) (*response, error) {
 	before := pageState(a.tab)
 	a.from, a.mark, a.start = before.url, a.tab.Mark(), time.Now()
 	if err := o.do(a); err != nil {
-		if !a.closedItsTab() {
+		switch {
+		case a.closedItsTab():
+			// The action closed its own tab (window.close() in a click
+			// handler): that is what it did, not a failure.
+			a.res.did = []string{fmt.Sprintf("Acted on %s.", describe(a.targets[0].rec, ""))}
+		case a.openedTabs(err):
+			// The action ran and opened tabs; only Playwright's wait after
+			// it ran out while they opened. Saying "timed out" would make
+			// the agent do it again.
+			a.res.did = []string{fmt.Sprintf("Acted on %s; it opened new tabs.", describe(a.targets[0].rec, ""))}
+		default:
 			return nil, a.fail(err, before.url)
 		}
-		// The action closed its own tab (window.close() in a click
-		// handler): that is what it did, not a failure.
-		a.res.did = []string{fmt.Sprintf("Acted on %s.", describe(a.targets[0].rec, ""))}
 	}
 	if err := a.finish(o, before, a.mark); err != nil {
 		return nil, err
@@ -150,6 +157,17 @@ func (s *Server) run(ctx context.Context, c *call, o op) (*response, error) {
 // closed the tab it ran in.
 func (a *acting) closedItsTab() bool {
 	return len(a.targets) > 0 && a.tab.Closed() && !a.tab.Crashed() && a.role.bctx != nil && !isBrowserGone(a.role)
+}
+
+// openedTabs reports whether an element action that timed out opened tabs
+// meanwhile: then it did run.
+func (a *acting) openedTabs(err error) bool {
+	if len(a.targets) == 0 || llmerr.Classify(err, llmerr.Situation{}).Code != llmerr.ActionTimeout {
+		return false
+	}
+	a.role.popMu.Lock()
+	defer a.role.popMu.Unlock()
+	return len(a.role.opened) > 0
 }
 
 // fail classifies an error of do. A timeout or an element that could not

@@ -294,17 +294,33 @@ func (r *role) reportNewTabs(ctx context.Context, res *response, nav time.Durati
 	if len(fresh) == 0 {
 		return
 	}
+	if len(fresh) > maxNewTabs {
+		// A popup storm: the first ones are kept, the rest closed, so one
+		// page cannot drown the role in tabs or the call in waiting.
+		extra := fresh[maxNewTabs:]
+		for _, t := range extra {
+			_ = t.Page.Close()
+			r.eng.ForgetPage(t.Page)
+			r.dropTab(t)
+		}
+		fresh = fresh[:maxNewTabs]
+		res.tabs = append(res.tabs, fmt.Sprintf("The page opened %d tabs at once; the %d past the first %d were closed.",
+			len(fresh)+len(extra), len(extra), maxNewTabs))
+	}
 	prev := r.indexOf(r.tab)
+	// One deadline for all of them: each popup gets its document, boundedly.
+	deadline := time.Now().Add(min(nav, 3*time.Second))
 	for _, t := range fresh {
-		// A popup starts on about:blank; give it its document, boundedly.
-		pollUntil(ctx, time.Now().Add(min(nav, 3*time.Second)), func() bool {
+		// A popup starts on about:blank.
+		pollUntil(ctx, deadline, func() bool {
 			u := t.Page.URL()
 			return t.Closed() || (u != "" && u != "about:blank")
 		})
+		left := max(time.Until(deadline), 100*time.Millisecond)
 		_ = t.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
-			State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(min(nav, 5*time.Second).Milliseconds()))})
-		title, _ := t.Page.Title()
-		res.tabs = append(res.tabs, fmt.Sprintf("Opened a new tab %d: %s\nTitle: %s", r.indexOf(t), t.Page.URL(), title))
+			State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(left.Milliseconds()))})
+		st := pageState(t)
+		res.tabs = append(res.tabs, fmt.Sprintf("Opened a new tab %d: %s\nTitle: %s", r.indexOf(t), st.url, st.title))
 	}
 	r.tab = fresh[len(fresh)-1]
 	line := fmt.Sprintf("Tab %d is now the current tab; call browser_snapshot() to see it", r.indexOf(r.tab))
@@ -313,6 +329,9 @@ func (r *role) reportNewTabs(ctx context.Context, res *response, nav time.Durati
 	}
 	res.tabs = append(res.tabs, line+".")
 }
+
+// maxNewTabs is how many tabs one action may open; more are closed.
+const maxNewTabs = 10
 
 // tabClosedItself hands over from a tab that closed during an action to
 // the newest open tab, and says which.
