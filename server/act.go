@@ -192,6 +192,10 @@ func (a *acting) fail(err error, url string) error {
 // the way.
 func (r *role) explain(err error, tool string, t *target, url string, timeout time.Duration) *llmerr.Error {
 	e := llmerr.Classify(err, llmerr.Situation{Tool: tool, Ref: t.rec.Ref, Element: t.rec.Element(), URL: url, Timeout: timeout})
+	if e.Code == llmerr.ActionTimeout && !answers(t.tab) {
+		// Diagnosing would ask the page, which does not answer.
+		return busyPage(tool, url, err)
+	}
 	if e.Code == llmerr.ActionTimeout || e.Code == llmerr.ElementNotInteractable {
 		r.diagnose(e, t)
 	}
@@ -217,13 +221,20 @@ func (a *acting) load(url, verb string) error {
 			err = fmt.Errorf("net::%s at %s", code, url)
 		}
 		e := llmerr.Classify(err, llmerr.Situation{Tool: a.c.tool, URL: url, Timeout: nav, Navigating: true})
+		if e.Code == llmerr.NavigationTimeout {
+			// The request is still open in the browser; left so, the retry
+			// the plan offers would be aborted by it. Stopped, the tab can
+			// tell whether the page left behind is stuck in its own script:
+			// then retrying the load will not help, leaving the browser will.
+			stopLoading(a.role, a.tab)
+			if !answers(a.tab) {
+				return busyPage(a.c.tool, url, err)
+			}
+		}
 		// Whether anything of the target arrived is read from where the tab
 		// is, not from commit events: the commit of the page before can land
 		// after the mark.
 		if e.Code == llmerr.NavigationTimeout && strings.TrimRight(a.tab.Page.URL(), "/") != strings.TrimRight(url, "/") {
-			// The request is still open in the browser; left so, the retry
-			// the plan offers would be aborted by it.
-			stopLoading(a.role, a.tab)
 			// Nothing arrived: the tab still shows what it showed, so a
 			// snapshot has nothing to offer; a second try often works (a
 			// server waking up, a cold cache).
@@ -434,17 +445,27 @@ func pageState(tab *browser.Tab) state {
 }
 
 // titleWait bounds reading a page's title.
-const titleWait = time.Second
+const titleWait = 300 * time.Millisecond
 
 // stopLoading stops the tab's pending navigation, as the browser's stop
 // button does (Chromium's Page.stopLoading; Playwright has no call for it).
+// It gives up after half a second: on a page whose thread is stuck the CDP
+// session's detach never answers.
 func stopLoading(r *role, tab *browser.Tab) {
-	cdp, err := r.bctx.NewCDPSession(tab.Page)
-	if err != nil {
-		return
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cdp, err := r.bctx.NewCDPSession(tab.Page)
+		if err != nil {
+			return
+		}
+		_, _ = cdp.Send("Page.stopLoading", nil)
+		_ = cdp.Detach()
+	}()
+	select {
+	case <-done:
+	case <-time.After(500 * time.Millisecond):
 	}
-	_, _ = cdp.Send("Page.stopLoading", nil)
-	_ = cdp.Detach()
 }
 
 // waitPoll is how often a text wait looks again.

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/roles"
@@ -82,6 +85,58 @@ func crashedError(url string) *llmerr.Error {
 		}}
 }
 
+// lostError is the error of the first call after the role's browser or
+// driver died between calls: its pages and refs went with it.
+func lostError(url string, what browser.Process) *llmerr.Error {
+	if url == "" {
+		url = "about:blank"
+	}
+	e := &llmerr.Error{Code: llmerr.BrowserClosed, URL: url,
+		Message: "The browser closed since the last call; its pages and refs are gone.",
+		Cause:   "Chromium crashed or was killed",
+		Actions: []llmerr.Action{
+			llmerr.Call("browser_navigate", "a fresh browser starts; load the page again", llmerr.A("url", url)),
+			llmerr.Call("browser_snapshot", "get new refs"),
+		},
+		Note:    "Refs issued before are stale for good; use the new ones.",
+		Details: map[string]any{"process": string(what)}}
+	if what == browser.ProcessDriver {
+		e.Message = "The browser's driver stopped since the last call; the pages and refs of this role are gone."
+		e.Cause = "the Playwright driver (a Node.js process) crashed or was killed, and its browser with it"
+	}
+	return e
+}
+
+// busyPage is the error of a call the page could not answer because its
+// main thread does not yield: waiting longer will not help, leaving the
+// page will.
+func busyPage(tool, url string, err error) *llmerr.Error {
+	return &llmerr.Error{Code: llmerr.ActionTimeout, Tool: tool, URL: url, Err: err,
+		Message: "The page does not answer: its main thread is busy (a script that never yields).",
+		Cause:   "the page's own script keeps its main thread busy, so nothing can run in it",
+		Actions: []llmerr.Action{
+			llmerr.Call("browser_close", "close the role's browser: that frees the page's process; its refs become stale"),
+			llmerr.Call("browser_navigate", "open the page again in a fresh browser", llmerr.A("url", url)),
+		},
+		Note: "Retrying on this page will hang the same way until it is left."}
+}
+
+// answers reports whether the tab's page runs a trivial script within a
+// second: a page stuck in its own script does not.
+func answers(tab *browser.Tab) bool {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = tab.Page.Evaluate("() => true")
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(time.Second):
+		return false
+	}
+}
+
 // resolve finds ref's element in role r for the call. A failure says
 // where the element went: a ref another role issued names that role, and a
 // stale ref names the element's new ref where the page shows it, with
@@ -89,6 +144,13 @@ func crashedError(url string) *llmerr.Error {
 func (c *call) resolve(r *role, ref string, again func(ref string) llmerr.Action) (*target, error) {
 	t, err := r.resolve(ref)
 	if err != nil {
+		if errors.Is(err, snapshot.ErrPageBusy) {
+			url := ""
+			if r.tab != nil {
+				url = r.tab.Page.URL()
+			}
+			return nil, busyPage(c.tool, url, err)
+		}
 		if e, ok := llmerr.As(err); ok && e.Code == llmerr.UnknownRef {
 			return nil, c.otherRoleRef(e, r.name, again)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/retrace-dev/retrace/llmerr"
 )
@@ -56,9 +57,33 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*respo
 		if len(a.targets) > 0 {
 			on, url = a.targets[0].el, a.targets[0].rec.URL
 		}
-		v, err := on.Evaluate(fn)
-		if err != nil {
-			return fail(err, url)
+		// Bounded: a promise that never settles, or a page whose thread
+		// never yields, must not hold the role.
+		type out struct {
+			v   any
+			err error
+		}
+		ch := make(chan out, 1)
+		go func() {
+			v, err := on.Evaluate(fn)
+			ch <- out{v, err}
+		}()
+		var v any
+		select {
+		case o := <-ch:
+			if o.err != nil {
+				return fail(o.err, url)
+			}
+			v = o.v
+		case <-time.After(s.cfg.ActionTimeout):
+			if !answers(a.tab) {
+				return busyPage(c.tool, url, nil)
+			}
+			return &llmerr.Error{Code: llmerr.ActionTimeout, Tool: c.tool, URL: url, Timeout: s.cfg.ActionTimeout,
+				Message: fmt.Sprintf("The script did not finish within %s.", s.cfg.ActionTimeout),
+				Cause:   "it returned a promise that did not settle in time (it may wait for something that never happens)",
+				Actions: []llmerr.Action{llmerr.Call(c.tool, "with a script that resolves sooner, or race it with a timeout", llmerr.A("function", in.Function))},
+				Note:    "The script may still be running in the page."}
 		}
 		a.res.addDid("Result: %s", renderValue(v))
 		return nil

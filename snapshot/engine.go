@@ -567,7 +567,10 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 	if cur != d && !d.setAside {
 		return nil, navigatedError(base, rec, d.frame.URL())
 	}
-	el, err := elementOf(d, rec.Ref)
+	// A page whose main thread never yields must not hold the call: the
+	// lookup gets the same bound as a snapshot's answer.
+	v, err := withTimeout(e.WalkBudget+e.AnswerGrace, func() (any, error) { return elementOf(d, rec.Ref) })
+	el, _ := v.(playwright.ElementHandle)
 	if err != nil {
 		if contextGone(err) {
 			e.forget(d)
