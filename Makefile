@@ -7,7 +7,7 @@ PORT    ?= 8931
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT     := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: all build setup system-deps run test test-clients bench vet clean eval
+.PHONY: all build setup system-deps run test test-clients bench bench-soak vet clean eval
 
 all: build
 
@@ -32,10 +32,44 @@ setup: system-deps build
 run: setup
 	$(BIN) --port $(PORT)
 
-# The full suite, against real Chromium.
+# The full suite, against real Chromium, then each fuzz target for a few
+# seconds (docs/fuzzing.md).
 test: setup
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	$(call fuzz-each,3s,scratch)
+
+# The fuzz targets, package:name; `go test ./...` runs their seed corpora.
+FUZZ_TARGETS := refs:FuzzLookup llmerr:FuzzClassify \
+	roles:FuzzLoad roles:FuzzAddFlag roles:FuzzCheckAuthFile \
+	server:FuzzDecodeArgs server:FuzzNormalizeURL server:FuzzOriginCheck \
+	server:FuzzNormalizeKey server:FuzzCheckLine server:FuzzLineReader
+FUZZTIME ?= 60s
+FUZZCACHE ?=
+
+# fuzz-each runs every target for $(1), one at a time (-fuzz takes one
+# target). Each package's test binary is built once, instrumented, and run
+# in its directory, so a failing input lands in its testdata/fuzz/. Inputs
+# found interesting go to go's own fuzz cache, as with `go test -fuzz`, or
+# to a scratch one when $(2) is "scratch": then each target starts from its
+# seeds alone and the run costs the same every time.
+define fuzz-each
+@set -e; bin=$$(mktemp -d); trap 'rm -rf "$$bin"' EXIT; \
+cache=$(if $(filter scratch,$(2)),"$$bin/cache",$$($(GO) env GOCACHE)/fuzz/$$($(GO) list -m)); \
+for t in $(FUZZ_TARGETS); do \
+	pkg=$${t%%:*}; name=$${t#*:}; \
+	[ -x "$$bin/$$pkg.test" ] || $(GO) test -c -vet=off -fuzz . -o "$$bin/$$pkg.test" ./$$pkg; \
+	echo "fuzz: $$name ($$pkg, $(1))"; \
+	(cd $$pkg && "$$bin/$$pkg.test" -test.run '^$$' -test.fuzz "^$$name\$$" -test.fuzztime $(1) \
+		-test.fuzzcachedir "$$cache/$$pkg"); \
+done
+endef
+
+# Each fuzz target for FUZZTIME (60s by default: about 12 minutes);
+# FUZZCACHE=scratch starts from the seeds, as make test does.
+.PHONY: fuzz
+fuzz:
+	$(call fuzz-each,$(FUZZTIME),$(FUZZCACHE))
 
 # Drives the built binary with a client nobody here wrote (MCP Inspector CLI).
 test-clients: setup
@@ -52,6 +86,12 @@ clean:
 # use); writes docs/benchmarks.md. Not part of make test.
 bench: setup
 	$(GO) run ./bench -out docs/benchmarks.md
+
+# One long session against bin/retrace: 1,000 navigate → snapshot → click
+# cycles, memory and latency every 50; writes the Soak section of
+# docs/reliability.md and docs/soak-rss.svg. Not part of make test.
+bench-soak: setup
+	$(GO) run ./bench/soak -out docs/reliability.md -chart docs/soak-rss.svg
 
 # The recovery-rate evaluation (docs/eval.md); EVAL_OUT is where the report goes.
 EVAL_OUT ?= eval-out

@@ -123,7 +123,8 @@ func isLinkLocal(host string) bool {
 }
 
 func addrLinkLocal(a netip.Addr) bool {
-	a = a.Unmap()
+	// A zone (fe80::1%eth0) would make every range test false.
+	a = a.Unmap().WithZone("")
 	return slices.ContainsFunc(linkLocal, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 

@@ -123,7 +123,13 @@ func normalizeURL(raw string) (string, error) {
 	default:
 		return "", bad(fmt.Sprintf("the scheme %q is not supported (use http or https)", p.Scheme))
 	}
-	return p.String(), nil
+	out := p.String()
+	if _, err := url.Parse(out); err != nil {
+		// What net/url writes back must read back: a host with stray
+		// escapes does not.
+		return "", bad("it does not parse: " + err.Error())
+	}
+	return out, nil
 }
 
 // knownSchemes are schemes a model may write without "//" that are never a
