@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
@@ -65,14 +67,90 @@ func launchArgs(sandbox bool, extra []string) []string {
 }
 
 // Manager owns the Playwright driver and one Chromium, started lazily and
-// shared by every context it hands out. It is safe for concurrent use.
+// shared by every context it hands out. When either process dies, the
+// contexts it served are lost (Lost says so) and the next NewContext
+// starts what is missing. It is safe for concurrent use.
 type Manager struct {
 	opts Options
 
-	mu       sync.Mutex
-	pw       *playwright.Playwright
-	browser  playwright.Browser
-	contexts int
+	mu      sync.Mutex
+	drv     *driver
+	browser playwright.Browser
+
+	// ctxMu guards contexts apart from mu, which a launch holds for
+	// seconds: Lost must answer at once.
+	ctxMu sync.Mutex
+	// contexts are the contexts handed out and not yet released, lost
+	// ones included until their owner releases them.
+	contexts map[playwright.BrowserContext]*tracked
+}
+
+// driver is one Playwright driver process and its connection.
+type driver struct {
+	pw *playwright.Playwright
+	// exited is closed when the process has exited: its stderr, which no
+	// other process holds, reached end of file.
+	exited chan struct{}
+	// broken is set when a message could not be sent (see reachable): the
+	// process is gone even if its end of file is still on the way.
+	broken atomic.Bool
+}
+
+func (d *driver) alive() bool {
+	select {
+	case <-d.exited:
+		return false
+	default:
+		return !d.broken.Load()
+	}
+}
+
+// closedUnder reports whether err says the driver or Chromium went away
+// under the call, so that starting them again may succeed. playwright-go
+// can see the driver's exit a moment before the manager does, so the exit
+// gets a second to show.
+func (m *Manager) closedUnder(err error) bool {
+	if err == nil {
+		return false
+	}
+	// "could not send message" is playwright-go's word for a pipe to a
+	// driver that is gone, before it marks the connection closed.
+	low := strings.ToLower(err.Error())
+	if !errors.Is(err, playwright.ErrTargetClosed) && !strings.Contains(low, "connection closed") && !strings.Contains(low, "could not send message") {
+		return false
+	}
+	if m.browser != nil && !m.browser.IsConnected() {
+		return true
+	}
+	if m.drv == nil {
+		return false
+	}
+	if !m.drv.alive() {
+		return true
+	}
+	select {
+	case <-m.drv.exited:
+		return true
+	case <-time.After(time.Second):
+		return false
+	}
+}
+
+// Process names the process whose exit lost a context.
+type Process string
+
+const (
+	// ProcessBrowser is Chromium: it crashed, was killed or disconnected.
+	ProcessBrowser Process = "browser"
+	// ProcessDriver is the Playwright driver (a Node.js process): with it
+	// go the connection and every object made through it.
+	ProcessDriver Process = "driver"
+)
+
+// tracked is a context handed out: the driver and browser it lives in.
+type tracked struct {
+	drv     *driver
+	browser playwright.Browser
 }
 
 // NewManager returns a manager; nothing starts until the first context.
@@ -109,10 +187,20 @@ type ContextOptions struct {
 }
 
 // NewContext returns a fresh, isolated browser context, starting the driver
-// and Chromium first if needed.
+// and Chromium first if needed: at first use, and again after either died.
 func (m *Manager) NewContext(co ContextOptions) (playwright.BrowserContext, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	c, err := m.newContextLocked(co)
+	if m.closedUnder(err) {
+		// The driver or Chromium died just before this call, unseen until
+		// now: start what is missing, once.
+		c, err = m.newContextLocked(co)
+	}
+	return c, err
+}
+
+func (m *Manager) newContextLocked(co ContextOptions) (playwright.BrowserContext, error) {
 	if err := m.startLocked(); err != nil {
 		return nil, err
 	}
@@ -137,26 +225,107 @@ func (m *Manager) NewContext(co ContextOptions) (playwright.BrowserContext, erro
 	if err != nil {
 		return nil, llmerr.Classify(err, llmerr.Situation{Tool: "browser"})
 	}
-	c.SetDefaultTimeout(float64(m.opts.ActionTimeout.Milliseconds()))
-	c.SetDefaultNavigationTimeout(float64(m.opts.NavigationTimeout.Milliseconds()))
-	m.contexts++
+	if err := setTimeouts(c, m.opts.ActionTimeout, m.opts.NavigationTimeout); err != nil {
+		return nil, llmerr.Classify(err, llmerr.Situation{Tool: "browser"})
+	}
+	m.ctxMu.Lock()
+	if m.contexts == nil {
+		m.contexts = map[playwright.BrowserContext]*tracked{}
+	}
+	m.contexts[c] = &tracked{drv: m.drv, browser: m.browser}
+	m.ctxMu.Unlock()
 	return c, nil
 }
 
-// ReleaseContext closes c and, when it was the last one and CloseWhenIdle is
-// set, closes Chromium too.
+// setTimeouts sets c's default timeouts. playwright-go sends them without
+// waiting for an answer and, on a connection that has just closed, panics
+// there (it closes a nil channel): that is the driver's death, reported as
+// the error playwright-go gives elsewhere.
+func setTimeouts(c playwright.BrowserContext, action, nav time.Duration) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = fmt.Errorf("%w: the driver's connection closed", playwright.ErrTargetClosed)
+		}
+	}()
+	c.SetDefaultTimeout(float64(action.Milliseconds()))
+	c.SetDefaultNavigationTimeout(float64(nav.Milliseconds()))
+	return nil
+}
+
+// Lost reports whether c was lost, and to which process's exit: its
+// browser or the driver exited since it was made. A context the manager
+// does not know (released, or never its own) counts as lost with its
+// browser. It never waits for a launch or for the driver.
+//
+// The answer is already true when a call on c has failed because of the
+// exit: a caller that sees an error can ask whether the browser went.
+func (m *Manager) Lost(c playwright.BrowserContext) (Process, bool) {
+	m.ctxMu.Lock()
+	t := m.contexts[c]
+	m.ctxMu.Unlock()
+	switch {
+	case t == nil:
+		return ProcessBrowser, true
+	case !t.drv.alive() || !reachable(t.drv, c, m.opts.ActionTimeout):
+		return ProcessDriver, true
+	case !t.browser.IsConnected():
+		return ProcessBrowser, true
+	}
+	return "", false
+}
+
+// reachable reports whether d's connection still takes c's
+// messages. The driver's stderr can reach end of file a moment after
+// playwright-go failed the calls in flight, so this asks the connection
+// itself: it sends c its default timeout again, a message without answer
+// (tens of microseconds). On a closed connection playwright-go fails such a
+// send by panicking (v0.5200.1 closes a nil channel); it marks the
+// connection closed before it fails any call, so a call that failed for
+// it is always followed by false here. TestLostAtOnce keeps that true.
+func reachable(d *driver, c playwright.BrowserContext, timeout time.Duration) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			d.broken.Store(true)
+			ok = false
+		}
+	}()
+	c.SetDefaultTimeout(float64(timeout.Milliseconds()))
+	return true
+}
+
+// ReleaseContext closes c and, when it was the last context of the
+// browser and CloseWhenIdle is set, closes Chromium too. A lost context is
+// only forgotten: there is nothing left to close, and asking a dead
+// driver could only fail.
 func (m *Manager) ReleaseContext(c playwright.BrowserContext) {
+	m.ctxMu.Lock()
+	t := m.contexts[c]
+	delete(m.contexts, c)
+	m.ctxMu.Unlock()
+	if t == nil || !t.drv.alive() || !reachable(t.drv, c, m.opts.ActionTimeout) || !t.browser.IsConnected() {
+		return
+	}
 	_ = c.Close()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.contexts > 0 {
-		m.contexts--
-	}
-	if m.contexts == 0 && m.opts.CloseWhenIdle && m.browser != nil {
+	if m.opts.CloseWhenIdle && m.browser != nil && m.browser == t.browser && m.liveContexts(m.browser) == 0 {
 		b := m.browser
 		m.browser = nil
 		_ = b.Close()
 	}
+}
+
+// liveContexts counts the contexts of b not yet released.
+func (m *Manager) liveContexts(b playwright.Browser) int {
+	m.ctxMu.Lock()
+	defer m.ctxMu.Unlock()
+	n := 0
+	for _, t := range m.contexts {
+		if t.browser == b {
+			n++
+		}
+	}
+	return n
 }
 
 // Prewarm starts the Playwright driver in the background, so the first tool
@@ -173,46 +342,81 @@ func (m *Manager) Prewarm() {
 }
 
 func (m *Manager) startLocked() error {
+	m.dropDeadDriverLocked()
 	if m.browser != nil && m.browser.IsConnected() {
 		return nil
 	}
 	m.browser = nil
-	if err := m.startDriverLocked(); err != nil {
-		return err
+	err := m.startDriverLocked()
+	if err == nil {
+		err = m.launchLocked()
 	}
-	return m.launchLocked()
+	if m.closedUnder(err) {
+		// It died while launching: once more from the start.
+		m.dropDeadDriverLocked()
+		if err = m.startDriverLocked(); err == nil {
+			err = m.launchLocked()
+		}
+	}
+	return err
+}
+
+// dropDeadDriverLocked forgets a driver that exited, and the Chromium it
+// ran (which exits with it). Not Stop: playwright-go's reader already
+// closed the connection and waited for the process, and a Stop racing it
+// could close a channel twice.
+func (m *Manager) dropDeadDriverLocked() {
+	if m.drv != nil && !m.drv.alive() {
+		m.opts.Logger.Info("the playwright driver exited; the next start makes a new one")
+		m.drv, m.browser = nil, nil
+	}
 }
 
 func (m *Manager) startDriverLocked() error {
-	if m.pw == nil {
-		paths, err := Locate(m.opts.DriverDir, m.opts.ExecutablePath)
-		if err != nil && !(m.opts.CDPEndpoint != "" && isChromiumMissing(err)) {
-			return err
-		}
-		// playwright-go reads the node path only from the environment.
-		if paths.Node != "" {
-			os.Setenv("PLAYWRIGHT_NODEJS_PATH", paths.Node)
-		}
-		start := time.Now()
-		pw, err := playwright.Run(&playwright.RunOptions{
-			DriverDirectory:     paths.DriverDir,
-			SkipInstallBrowsers: true,
-			Verbose:             false,
-			Stdout:              m.opts.DriverLog,
-			Stderr:              m.opts.DriverLog,
-			Logger:              m.opts.Logger,
-		})
-		if err != nil {
-			return &llmerr.Error{Code: llmerr.SetupRequired, Err: err,
-				Message: "The Playwright driver did not start.",
-				Cause:   err.Error(),
-				Note:    "A person must fix the machine: run retrace install. Retrying will fail the same way until then."}
-		}
-		m.opts.Logger.Info("playwright driver started", "ms", time.Since(start).Milliseconds())
-		m.pw = pw
-		if paths.Chromium != "" {
-			m.opts.ExecutablePath = paths.Chromium
-		}
+	if m.drv != nil {
+		return nil
+	}
+	paths, err := Locate(m.opts.DriverDir, m.opts.ExecutablePath)
+	if err != nil && !(m.opts.CDPEndpoint != "" && isChromiumMissing(err)) {
+		return err
+	}
+	// playwright-go reads the node path only from the environment.
+	if paths.Node != "" {
+		os.Setenv("PLAYWRIGHT_NODEJS_PATH", paths.Node)
+	}
+	// The driver's stderr comes through a pipe only it holds, so its end
+	// of file says the driver exited, however it died.
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("driver stderr: %w", err)
+	}
+	d := &driver{exited: make(chan struct{})}
+	go func() {
+		_, _ = io.Copy(m.opts.DriverLog, stderrR)
+		stderrR.Close()
+		close(d.exited)
+	}()
+	start := time.Now()
+	pw, err := playwright.Run(&playwright.RunOptions{
+		DriverDirectory:     paths.DriverDir,
+		SkipInstallBrowsers: true,
+		Verbose:             false,
+		Stdout:              m.opts.DriverLog,
+		Stderr:              stderrW,
+		Logger:              m.opts.Logger,
+	})
+	stderrW.Close() // the driver has its own copy
+	if err != nil {
+		return &llmerr.Error{Code: llmerr.SetupRequired, Err: err,
+			Message: "The Playwright driver did not start.",
+			Cause:   err.Error(),
+			Note:    "A person must fix the machine: run retrace install. Retrying will fail the same way until then."}
+	}
+	m.opts.Logger.Info("playwright driver started", "ms", time.Since(start).Milliseconds())
+	d.pw = pw
+	m.drv = d
+	if paths.Chromium != "" {
+		m.opts.ExecutablePath = paths.Chromium
 	}
 	return nil
 }
@@ -222,10 +426,10 @@ func (m *Manager) launchLocked() error {
 	var b playwright.Browser
 	var err error
 	if m.opts.CDPEndpoint != "" {
-		b, err = m.pw.Chromium.ConnectOverCDP(m.opts.CDPEndpoint)
+		b, err = m.drv.pw.Chromium.ConnectOverCDP(m.opts.CDPEndpoint)
 	} else {
 		sandbox := sandboxed(os.Geteuid(), m.opts.NoSandbox)
-		b, err = m.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		b, err = m.drv.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
 			ExecutablePath:  playwright.String(m.opts.ExecutablePath),
 			Headless:        playwright.Bool(m.opts.Headless),
 			ChromiumSandbox: playwright.Bool(sandbox),
@@ -255,14 +459,14 @@ func (m *Manager) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var errs []error
-	if m.browser != nil {
+	if m.browser != nil && m.drv != nil && m.drv.alive() {
 		errs = append(errs, m.browser.Close())
-		m.browser = nil
 	}
-	if m.pw != nil {
-		errs = append(errs, m.pw.Stop())
-		m.pw = nil
+	m.browser = nil
+	if m.drv != nil && m.drv.alive() {
+		// A dead driver's connection is closed by playwright-go already.
+		errs = append(errs, m.drv.pw.Stop())
 	}
-	m.contexts = 0
+	m.drv = nil
 	return errors.Join(errs...)
 }

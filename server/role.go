@@ -22,7 +22,7 @@ import (
 type role struct {
 	name string
 	srv  *Server
-	mu   sync.Mutex
+	mu   callLock
 
 	bctx playwright.BrowserContext
 	// tab is the current tab: where tools act when a ref does not say
@@ -50,6 +50,90 @@ type role struct {
 	eng *snapshot.Engine
 	// guard is the proxy the context's requests go through (netguard.go).
 	guard *guard
+	// busy is set when a call found the context alive (checkContext);
+	// metLoss is the context whose browser or driver died under such a
+	// call, which failed with BROWSER_CLOSED.
+	busy    bool
+	metLoss playwright.BrowserContext
+}
+
+// callLock is the role's lock (mu). Unlocking it runs afterCall first, still
+// under the lock: the role notes there whether its browser died under the
+// call that is ending, whatever tool it was.
+type callLock struct {
+	sync.Mutex
+	afterCall func()
+}
+
+// Unlock runs afterCall, then unlocks.
+func (l *callLock) Unlock() {
+	if l.afterCall != nil {
+		l.afterCall()
+	}
+	l.Mutex.Unlock()
+}
+
+// noteLoss is the role's afterCall: a call that used the context and ends
+// with it lost met the death of its browser or driver, and failed with
+// BROWSER_CLOSED (a call in flight fails at once), so the next call need
+// not say it again.
+func (r *role) noteLoss() {
+	busy := r.busy
+	r.busy = false
+	if busy && r.bctx != nil && r.metLoss != r.bctx {
+		if _, lost := r.srv.browsers.Lost(r.bctx); lost {
+			r.metLoss = r.bctx
+		}
+	}
+}
+
+// checkContext drops the role's context when its browser or the driver
+// died, and says so unless the call that met the death already did: the
+// next call then starts a new context (and, through the manager, a new
+// driver and browser). The registry stays, so old refs are stale, never
+// reused. Call with mu held.
+func (r *role) checkContext() error {
+	if r.bctx == nil {
+		return nil
+	}
+	what, lost := r.srv.browsers.Lost(r.bctx)
+	if !lost {
+		r.busy = true
+		return nil
+	}
+	told := r.metLoss == r.bctx
+	url := ""
+	if t := r.tab; t != nil {
+		url = t.Page.URL()
+	} else if n := len(r.tabs); n > 0 {
+		url = r.tabs[n-1].Page.URL()
+	}
+	r.closeLocked()
+	if told {
+		return nil
+	}
+	return lostError(url, what)
+}
+
+// lostUnder is the error of a call under which the role's browser or
+// driver died, or nil while they live. A tool that waits without asking
+// Playwright (a pause), or that reads Playwright's failures as "not yet"
+// (a polling loop), asks it before it reports. Call with mu held.
+func (r *role) lostUnder(tool, url string) error {
+	if r.bctx == nil {
+		return nil
+	}
+	what, lost := r.srv.browsers.Lost(r.bctx)
+	if !lost {
+		return nil
+	}
+	e := lostError(url, what)
+	e.Tool = tool
+	e.Message = "The browser closed while " + tool + " ran; its pages and refs are gone."
+	if what == browser.ProcessDriver {
+		e.Message = "The browser's driver stopped while " + tool + " ran; the pages and refs of this role are gone."
+	}
+	return e
 }
 
 // ensureTab returns the role's current tab, creating the context and a page
@@ -57,6 +141,9 @@ type role struct {
 // current tab closed and others are open, the newest becomes current. Call
 // with mu held.
 func (r *role) ensureTab() (*browser.Tab, error) {
+	if err := r.checkContext(); err != nil {
+		return nil, err
+	}
 	if r.tab != nil && !r.tab.Closed() && !r.tab.Crashed() {
 		return r.tab, nil
 	}
@@ -81,6 +168,9 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 // newTab opens a page in the role's context (opening the context if needed)
 // and makes it current.
 func (r *role) newTab() (*browser.Tab, error) {
+	if err := r.checkContext(); err != nil {
+		return nil, err
+	}
 	if r.bctx == nil {
 		if err := r.openContext(); err != nil {
 			return nil, err
@@ -209,6 +299,8 @@ func (r *role) openContext() error {
 	}
 	r.guard = g
 	r.bctx = bctx
+	r.mu.afterCall = r.noteLoss
+	r.busy = true // this call uses it from now on
 	bctx.OnPage(func(p playwright.Page) { r.wrap(p) })
 	if state != "" {
 		if err := r.runLoginCheck(); err != nil {
@@ -240,6 +332,7 @@ func (r *role) closeLocked() bool {
 	}
 	r.srv.browsers.ReleaseContext(r.bctx)
 	r.bctx = nil
+	r.busy, r.metLoss = false, nil
 	if r.guard != nil {
 		r.guard.close()
 		r.guard = nil
@@ -258,6 +351,9 @@ func (r *role) closeLocked() bool {
 func (r *role) resolve(ref string) (*target, error) {
 	rec, err := r.reg.Lookup(ref)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkContext(); err != nil {
 		return nil, err
 	}
 	// The ref may belong to another of the role's tabs than the current
