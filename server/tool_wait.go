@@ -61,9 +61,9 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 		}
 	}()
 	if in.Text == "" && in.TextGone == "" && in.Ref == "" {
-		select {
-		case <-time.After(limit):
-		case <-ctx.Done():
+		pollUntil(ctx, start.Add(limit), func() bool { return r.lostUnder(c.tool, tab.Page.URL()) != nil })
+		if err := r.lostUnder(c.tool, tab.Page.URL()); err != nil {
+			return nil, err
 		}
 		waited := fmt.Sprintf("Waited %s.", limit.Round(10*time.Millisecond))
 		if capped {
@@ -99,7 +99,13 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 		if w.text == "" {
 			continue
 		}
-		ok := pollUntil(ctx, start.Add(limit), func() bool { return (visibleText(tab, w.text) > 0) != w.gone })
+		ok := pollUntil(ctx, start.Add(limit), func() bool {
+			return r.lostUnder(c.tool, tab.Page.URL()) != nil || (visibleText(tab, w.text) > 0) != w.gone
+		})
+		// A page that went with its browser shows no text: not a wait's answer.
+		if err := r.lostUnder(c.tool, tab.Page.URL()); err != nil {
+			return nil, err
+		}
 		if !ok {
 			what := fmt.Sprintf("the text %q did not appear", w.text)
 			if w.gone {
