@@ -299,10 +299,12 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 		res.page = &pageChange{kind: retitled, from: before.url, to: after.url, title: after.title, oldTitle: before.title}
 	}
 	res.unfinished = settled.LoadErr != nil
-	if a.landed != nil || moved || settled.Navigated {
+	if a.landed != nil || moved || settled.Navigated || after.title != before.title || a.refusedMain() {
 		if err := a.checkLanding(after.url); err != nil {
 			return err
 		}
+	}
+	if a.landed != nil || moved || settled.Navigated {
 		// What was missing on the page left is no longer missing.
 		r.log.Frames()
 		// Reported, not waited for: a frame or request that never ends
@@ -348,6 +350,20 @@ func (a *acting) tunnelFailure(err error) string {
 	return a.role.guard.failedSince(a.start)
 }
 
+// refusedMain reports whether a route refused a main-frame navigation of
+// the role since the op started.
+func (a *acting) refusedMain() bool {
+	if a.role.guard == nil {
+		return false
+	}
+	for _, r := range a.role.guard.refusedSince(a.start) {
+		if r.main {
+			return true
+		}
+	}
+	return false
+}
+
 // refused is ORIGIN_BLOCKED when the network guard turned a request of the
 // tab away while the op ran (a redirect hop, a tunnel to a blocked host).
 func (a *acting) refused() *llmerr.Error {
@@ -366,6 +382,15 @@ func (a *acting) refused() *llmerr.Error {
 // page's own script or a refused request can take it where the agent was
 // never allowed to ask for.
 func (a *acting) checkLanding(landed string) error {
+	if a.role.guard != nil {
+		// A main-frame navigation a route refused: the tab may not show
+		// its error page yet, so its URL cannot be the test.
+		for _, r := range a.role.guard.refusedSince(a.start) {
+			if r.main {
+				return a.blockedLanding(r.url, r.why)
+			}
+		}
+	}
 	if why := a.srv.cfg.Origins.check(landed); why != "" && !strings.HasPrefix(landed, "chrome-error:") {
 		return a.blockedLanding(landed, why)
 	}

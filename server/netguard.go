@@ -35,10 +35,12 @@ type guard struct {
 	failed  []refusal // requests that could not reach their server: why is the net:: code
 }
 
-// refusal is one request the guard turned away.
+// refusal is one request the guard turned away; main is set when a route
+// knew it for a navigation of a tab's main frame.
 type refusal struct {
 	url, why string
 	at       time.Time
+	main     bool
 }
 
 // maxRefusals bounds what the guard remembers.
@@ -104,17 +106,17 @@ func (g *guard) refusedSince(t time.Time) []refusal {
 
 // note remembers a refusal: the guard's own, or a route's. It makes no
 // Playwright call, so routes may call it on the dispatch goroutine.
-func (g *guard) note(target, why string) {
+func (g *guard) note(target, why string, main bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.refused = append(g.refused, refusal{url: target, why: why, at: time.Now()})
+	g.refused = append(g.refused, refusal{url: target, why: why, at: time.Now(), main: main})
 	if len(g.refused) > maxRefusals {
 		g.refused = g.refused[len(g.refused)-maxRefusals:]
 	}
 }
 
 func (g *guard) refuse(w http.ResponseWriter, target, why string) {
-	g.note(target, why)
+	g.note(target, why, false)
 	w.Header().Set(blockedHeader, "1")
 	http.Error(w, "retrace did not load "+target+": "+why, http.StatusForbidden)
 }

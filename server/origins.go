@@ -182,12 +182,13 @@ func policyFlag(why string) string {
 // network guard catches what routes do not see (redirect hops, WebSockets).
 // A refused navigation is told to noted, so the action's result can say
 // where the page tried to go.
-func (p OriginPolicy) install(bctx playwright.BrowserContext, noted func(url, why string)) error {
+func (p OriginPolicy) install(bctx playwright.BrowserContext, noted func(url, why string, main bool)) error {
 	return bctx.Route("**/*", func(r playwright.Route) {
 		req := r.Request()
 		if why := p.check(req.URL()); why != "" {
 			if req.IsNavigationRequest() {
-				noted(req.URL(), why)
+				f := req.Frame()
+				noted(req.URL(), why, f != nil && f.ParentFrame() == nil)
 			}
 			_ = r.Abort("blockedbyclient")
 			return
