@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -55,6 +56,9 @@ type Tab struct {
 	Page playwright.Page
 	// Answers, when set, may hold the agent's answer to the next dialog.
 	Answers *DialogAnswers
+	// Stuck is set while the page is known not to answer (its main
+	// thread never yields), so reads of it wait only briefly.
+	Stuck atomic.Bool
 
 	mu       sync.Mutex
 	policy   DialogPolicy

@@ -462,15 +462,24 @@ func pageState(tab *browser.Tab) state {
 		title <- t
 	}()
 	st := state{url: tab.Page.URL()}
+	wait := titleWait
+	if tab.Stuck.Load() {
+		wait = stuckTitleWait
+	}
 	select {
 	case st.title = <-title:
-	case <-time.After(titleWait):
+		tab.Stuck.Store(false)
+	case <-time.After(wait):
 	}
 	return st
 }
 
-// titleWait bounds reading a page's title.
-const titleWait = 300 * time.Millisecond
+// titleWait bounds reading a page's title; stuckTitleWait, of a page known
+// not to answer.
+const (
+	titleWait      = 3 * time.Second
+	stuckTitleWait = 300 * time.Millisecond
+)
 
 // stopLoading stops the tab's pending navigation, as the browser's stop
 // button does (Chromium's Page.stopLoading; Playwright has no call for it).

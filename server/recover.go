@@ -131,8 +131,10 @@ func answers(tab *browser.Tab) bool {
 	}()
 	select {
 	case <-done:
+		tab.Stuck.Store(false)
 		return true
 	case <-time.After(time.Second):
+		tab.Stuck.Store(true)
 		return false
 	}
 }
