@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -78,7 +77,7 @@ type result struct {
 }
 
 func run(runs, coldRuns int, out, peerDir string) error {
-	root, err := moduleRoot()
+	root, err := fixture.ModuleRoot()
 	if err != nil {
 		return err
 	}
@@ -147,23 +146,6 @@ func run(runs, coldRuns int, out, peerDir string) error {
 		return writeReport(out, report)
 	}
 	return nil
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run bench inside the retrace module")
-		}
-		dir = parent
-	}
 }
 
 // installPeer installs the pinned peer from npm into a cache directory

@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/fixture"
 )
 
 // options are the command's flags.
@@ -87,7 +87,7 @@ type stats struct{ p50, p95 float64 }
 const maxFailedInARow = 5
 
 func run(o options) (err error) {
-	root, err := moduleRoot()
+	root, err := fixture.ModuleRoot()
 	if err != nil {
 		return err
 	}
@@ -315,23 +315,6 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, " / ")
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run soak inside the retrace module")
-		}
-		dir = parent
-	}
 }
 
 func chromiumVersion(path string) string {
