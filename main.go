@@ -244,7 +244,7 @@ func serve(o options) error {
 	defer stop()
 	if o.port == 0 {
 		logger.Info("serving MCP over stdio")
-		return srv.RunStdio(ctx)
+		return srv.RunStdio(ctx, os.Stdin, os.Stdout)
 	}
 	addr := net.JoinHostPort(o.host, strconv.Itoa(o.port))
 	ln, err := net.Listen("tcp", addr)

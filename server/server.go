@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	_ "embed"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -122,9 +123,10 @@ func New(cfg Config, m *browser.Manager) *Server {
 // MCP returns the underlying MCP server, for transports and tests.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// RunStdio serves one session over stdin/stdout until the client leaves.
-func (s *Server) RunStdio(ctx context.Context) error {
-	return s.mcp.Run(ctx, stdio(s.log))
+// RunStdio serves one session over in and out, one JSON-RPC message per
+// line, until the client leaves. Nothing else may write to out.
+func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.Writer) error {
+	return s.mcp.Run(ctx, stdio(in, out, s.log))
 }
 
 // session returns the state of ss, creating it on first use. The state is

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -43,9 +42,10 @@ type stdioTransport struct {
 	max int // longest line, in bytes
 }
 
-// stdio is the transport of RunStdio: stdin and stdout of the process.
-func stdio(log *slog.Logger) *stdioTransport {
-	return &stdioTransport{in: os.Stdin, out: os.Stdout, log: log, max: maxLineBytes}
+// stdio is the transport of RunStdio over in and out (main passes the
+// process's stdin and stdout: the one place stdout is chosen).
+func stdio(in io.ReadCloser, out io.Writer, log *slog.Logger) *stdioTransport {
+	return &stdioTransport{in: in, out: out, log: log, max: maxLineBytes}
 }
 
 // Connect implements mcp.Transport. It starts the goroutine that reads and
