@@ -299,7 +299,7 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 		res.page = &pageChange{kind: retitled, from: before.url, to: after.url, title: after.title, oldTitle: before.title}
 	}
 	res.unfinished = settled.LoadErr != nil
-	if a.landed != nil || moved || settled.Navigated || after.title != before.title || a.refusedMain() {
+	if a.landed != nil || moved || settled.Navigated || after.title != before.title || a.mainRefusal() != nil {
 		if err := a.checkLanding(after.url); err != nil {
 			return err
 		}
@@ -350,18 +350,18 @@ func (a *acting) tunnelFailure(err error) string {
 	return a.role.guard.failedSince(a.start)
 }
 
-// refusedMain reports whether a route refused a main-frame navigation of
-// the role since the op started.
-func (a *acting) refusedMain() bool {
+// mainRefusal is the main-frame navigation a route refused since the op
+// started, or nil.
+func (a *acting) mainRefusal() *refusal {
 	if a.role.guard == nil {
-		return false
+		return nil
 	}
 	for _, r := range a.role.guard.refusedSince(a.start) {
 		if r.main {
-			return true
+			return &r
 		}
 	}
-	return false
+	return nil
 }
 
 // refused is ORIGIN_BLOCKED when the network guard turned a request of the
@@ -382,14 +382,10 @@ func (a *acting) refused() *llmerr.Error {
 // page's own script or a refused request can take it where the agent was
 // never allowed to ask for.
 func (a *acting) checkLanding(landed string) error {
-	if a.role.guard != nil {
-		// A main-frame navigation a route refused: the tab may not show
-		// its error page yet, so its URL cannot be the test.
-		for _, r := range a.role.guard.refusedSince(a.start) {
-			if r.main {
-				return a.blockedLanding(r.url, r.why)
-			}
-		}
+	// A main-frame navigation a route refused: the tab may not show its
+	// error page yet, so its URL cannot be the test.
+	if r := a.mainRefusal(); r != nil {
+		return a.blockedLanding(r.url, r.why)
 	}
 	if why := a.srv.cfg.Origins.check(landed); why != "" && !strings.HasPrefix(landed, "chrome-error:") {
 		return a.blockedLanding(landed, why)
@@ -456,20 +452,15 @@ type state struct{ url, title string }
 // main thread; a page that never yields gets no title rather than holding
 // the call.
 func pageState(tab *browser.Tab) state {
-	title := make(chan string, 1)
-	go func() {
-		t, _ := tab.Page.Title()
-		title <- t
-	}()
-	st := state{url: tab.Page.URL()}
 	wait := titleWait
 	if tab.Stuck.Load() {
 		wait = stuckTitleWait
 	}
-	select {
-	case st.title = <-title:
+	st := state{url: tab.Page.URL()}
+	title, ok := bounded(wait, func() string { t, _ := tab.Page.Title(); return t })
+	if ok {
+		st.title = title
 		tab.Stuck.Store(false)
-	case <-time.After(wait):
 	}
 	return st
 }
@@ -486,20 +477,13 @@ const (
 // It gives up after half a second: on a page whose thread is stuck the CDP
 // session's detach never answers.
 func stopLoading(r *role, tab *browser.Tab) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		cdp, err := r.bctx.NewCDPSession(tab.Page)
-		if err != nil {
-			return
+	bounded(500*time.Millisecond, func() struct{} {
+		if cdp, err := r.bctx.NewCDPSession(tab.Page); err == nil {
+			_, _ = cdp.Send("Page.stopLoading", nil)
+			_ = cdp.Detach()
 		}
-		_, _ = cdp.Send("Page.stopLoading", nil)
-		_ = cdp.Detach()
-	}()
-	select {
-	case <-done:
-	case <-time.After(500 * time.Millisecond):
-	}
+		return struct{}{}
+	})
 }
 
 // waitPoll is how often a text wait looks again.

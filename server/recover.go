@@ -124,19 +124,9 @@ func busyPage(tool, url string, err error) *llmerr.Error {
 // answers reports whether the tab's page runs a trivial script within a
 // second: a page stuck in its own script does not.
 func answers(tab *browser.Tab) bool {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = tab.Page.Evaluate("() => true")
-	}()
-	select {
-	case <-done:
-		tab.Stuck.Store(false)
-		return true
-	case <-time.After(time.Second):
-		tab.Stuck.Store(true)
-		return false
-	}
+	_, ok := bounded(time.Second, func() error { _, err := tab.Page.Evaluate("() => true"); return err })
+	tab.Stuck.Store(!ok)
+	return ok
 }
 
 // resolve finds ref's element in role r for the call. A failure says

@@ -150,9 +150,7 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 	if r.tab != nil && r.tab.Crashed() {
 		// Say it once, then the next call gets a fresh page.
 		url := r.tab.Page.URL()
-		_ = r.tab.Page.Close()
-		r.eng.ForgetPage(r.tab.Page)
-		r.dropTab(r.tab)
+		r.closeTab(r.tab)
 		return nil, crashedError(url)
 	}
 	if r.bctx != nil {
@@ -237,6 +235,14 @@ func (r *role) adopt() []*browser.Tab {
 	fresh := slices.DeleteFunc(opened, (*browser.Tab).Closed)
 	r.tabs = slices.DeleteFunc(append(r.tabs, fresh...), (*browser.Tab).Closed)
 	return fresh
+}
+
+// closeTab closes t's page and forgets it: its bridges and its place among
+// the tabs; its refs become stale.
+func (r *role) closeTab(t *browser.Tab) {
+	_ = t.Page.Close()
+	r.eng.ForgetPage(t.Page)
+	r.dropTab(t)
 }
 
 // dropTab forgets t; when it was current, no tab is current.
@@ -395,9 +401,7 @@ func (r *role) reportNewTabs(ctx context.Context, res *response, nav time.Durati
 		// page cannot drown the role in tabs or the call in waiting.
 		extra := fresh[maxNewTabs:]
 		for _, t := range extra {
-			_ = t.Page.Close()
-			r.eng.ForgetPage(t.Page)
-			r.dropTab(t)
+			r.closeTab(t)
 		}
 		fresh = fresh[:maxNewTabs]
 		res.tabs = append(res.tabs, fmt.Sprintf("The page opened %d tabs at once; the %d past the first %d were closed.",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/retrace-dev/retrace/llmerr"
 )
@@ -63,19 +62,11 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*respo
 			v   any
 			err error
 		}
-		ch := make(chan out, 1)
-		go func() {
-			v, err := on.Evaluate(fn)
-			ch <- out{v, err}
-		}()
-		var v any
-		select {
-		case o := <-ch:
-			if o.err != nil {
-				return fail(o.err, url)
-			}
-			v = o.v
-		case <-time.After(s.cfg.ActionTimeout):
+		o, ok := bounded(s.cfg.ActionTimeout, func() out { v, err := on.Evaluate(fn); return out{v, err} })
+		switch {
+		case ok && o.err != nil:
+			return fail(o.err, url)
+		case !ok:
 			if !answers(a.tab) {
 				return busyPage(c.tool, url, nil)
 			}
@@ -85,7 +76,7 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*respo
 				Actions: []llmerr.Action{llmerr.Call(c.tool, "with a script that resolves sooner, or race it with a timeout", llmerr.A("function", in.Function))},
 				Note:    "The script may still be running in the page."}
 		}
-		a.res.addDid("Result: %s", renderValue(v))
+		a.res.addDid("Result: %s", renderValue(o.v))
 		return nil
 	}
 	if in.Ref != "" {

@@ -83,9 +83,7 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response,
 		return res, nil
 	}
 	url := t.Page.URL()
-	_ = t.Page.Close()
-	r.eng.ForgetPage(t.Page)
-	r.dropTab(t)
+	r.closeTab(t)
 	res.addDid("Closed tab %d (%s); its refs are stale.", idx, url)
 	if r.tab == nil && len(r.tabs) > 0 {
 		r.tab = r.tabs[len(r.tabs)-1]

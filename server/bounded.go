@@ -1,0 +1,20 @@
+package server
+
+import "time"
+
+// bounded runs f and waits at most d for it. Playwright calls take no
+// context, so a page whose main thread never yields would hold the caller
+// forever; an abandoned call finishes (or fails) on its own later. ok is
+// false when d ran out.
+func bounded[T any](d time.Duration, f func() T) (v T, ok bool) {
+	ch := make(chan T, 1)
+	go func() { ch <- f() }()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case v = <-ch:
+		return v, true
+	case <-timer.C:
+		return v, false
+	}
+}
