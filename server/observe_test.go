@@ -49,7 +49,7 @@ func TestNetworkRequests(t *testing.T) {
 		"GET "+fx.Page("status/404")+" → 404 [fetch",
 		"GET "+fx.DeadURL+"/api/orders → FAILED net::ERR_CONNECTION_REFUSED [fetch]")
 	only := c.ok("browser_network_requests", map[string]any{"filter": "/api/orders"})
-	if strings.Contains(only, "404") || !strings.Contains(only, "ERR_CONNECTION_REFUSED") {
+	if strings.Contains(only, "→ 404") || !strings.Contains(only, "ERR_CONNECTION_REFUSED") {
 		t.Errorf("filter:\n%s", only)
 	}
 	mustContain(t, c.ok("browser_network_requests", map[string]any{"filter": `/status/\d+$/`}), "→ 404")
