@@ -4,15 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/playwright-community/playwright-go"
 )
 
-// Bounds of what a tab remembers of its console and network.
+// Bounds of what a tab remembers of its console and network. A result
+// shows less of one message than maxConsoleText, and a page that logs
+// megabytes must not fill the memory.
 const (
-	maxConsole  = 500
-	maxRequests = 1000
+	maxConsole     = 500
+	maxConsoleText = 4096
+	maxRequests    = 1000
 )
 
 // ConsoleEntry is one console message or uncaught page error.
@@ -79,6 +83,9 @@ func (t *Tab) observe(page playwright.Page) {
 		return t.navSeq
 	}
 	addConsole := func(e ConsoleEntry) {
+		if len(e.Text) > maxConsoleText {
+			e.Text = strings.ToValidUTF8(e.Text[:maxConsoleText], "") + "…"
+		}
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		j.console = append(j.console, e)

@@ -110,13 +110,17 @@ func (t *Tab) settleRound(ctx context.Context, m Mark, lim SettleLimits, s *Sett
 		go func() {
 			defer close(quiet)
 			_, _ = t.Page.Evaluate(domQuietJS, map[string]any{
-				"quiet": lim.DOMQuiet.Milliseconds(), "max": lim.DOMMax.Milliseconds()})
+				// int, not int64: playwright-go sends an int64 as undefined.
+				"quiet": int(lim.DOMQuiet.Milliseconds()), "max": int(lim.DOMMax.Milliseconds())})
 		}()
-		timer := time.NewTimer(lim.DOMMax + time.Second)
+		timer := time.NewTimer(lim.DOMMax + 300*time.Millisecond)
 		defer timer.Stop()
 		select {
 		case <-quiet:
 		case <-timer.C:
+			// The page ran no timer in that time: its main thread is busy,
+			// and the reads that follow should not wait long on it.
+			t.Stuck.Store(true)
 		case <-ctx.Done():
 		}
 	}

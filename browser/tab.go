@@ -1,11 +1,14 @@
 package browser
 
 import (
+	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 )
@@ -29,8 +32,12 @@ type DialogEvent struct {
 	AsSet    bool    // answered as browser_handle_dialog said, not by the policy
 }
 
-// String renders the event for a tool result.
-func (d DialogEvent) String() string {
+// String renders the event for a log line, its message quoted.
+func (d DialogEvent) String() string { return d.Format(strconv.Quote) }
+
+// Format renders the event for a tool result, its message written by
+// message (quoted, or fenced as the page's words).
+func (d DialogEvent) Format(message func(string) string) string {
 	how := "dismissed"
 	if d.Accepted {
 		how = "accepted"
@@ -45,7 +52,7 @@ func (d DialogEvent) String() string {
 	if d.Type == "beforeunload" {
 		by = " (leaving a page is always allowed)"
 	}
-	return fmt.Sprintf("%s dialog %q was %s%s", d.Type, d.Message, how, by)
+	return fmt.Sprintf("%s dialog %s was %s%s", d.Type, message(d.Message), how, by)
 }
 
 // Tab is one page with the events retrace watches: dialogs, navigations of
@@ -60,16 +67,20 @@ type Tab struct {
 	// thread never yields), so reads of it wait only briefly.
 	Stuck atomic.Bool
 
-	mu       sync.Mutex
-	policy   DialogPolicy
-	dialogs  []DialogEvent
-	navSeq   int // main-frame navigations committed
-	navReq   int // main-frame navigation requests started
-	reqSeq   int // requests started
-	inflight map[playwright.Request]int
-	crashed  bool
-	closed   bool
-	wake     chan struct{} // closed and replaced on every event
+	mu      sync.Mutex
+	policy  DialogPolicy
+	dialogs []DialogEvent
+	navSeq  int // main-frame navigations committed
+	navReq  int // main-frame navigation requests started
+	// docs counts the main frame's DOMContentLoaded events; loaded is what
+	// docs was at the last load event, so the page has loaded while they
+	// are equal.
+	docs, loaded int
+	reqSeq       int // requests started
+	inflight     map[playwright.Request]int
+	crashed      bool
+	closed       bool
+	wake         chan struct{} // closed and replaced on every event
 
 	journal journal // console and network history
 }
@@ -98,6 +109,8 @@ func NewTab(page playwright.Page, policy DialogPolicy, answers *DialogAnswers) *
 	done := func(r playwright.Request) { t.update(func() { delete(t.inflight, r) }) }
 	page.OnRequestFinished(done)
 	page.OnRequestFailed(done)
+	page.OnDOMContentLoaded(func(playwright.Page) { t.update(func() { t.docs++ }) })
+	page.OnLoad(func(playwright.Page) { t.update(func() { t.loaded = t.docs }) })
 	page.OnCrash(func(playwright.Page) { t.update(func() { t.crashed = true }) })
 	page.OnClose(func(playwright.Page) { t.update(func() { t.closed = true }) })
 	return t
@@ -197,6 +210,22 @@ func (t *Tab) Closed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.closed || t.Page.IsClosed()
+}
+
+// Loaded reports whether the main frame's current document fired its load
+// event (or never fired DOMContentLoaded under watch, as a blank page).
+func (t *Tab) Loaded() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.loaded == t.docs
+}
+
+// WaitLoaded waits, at most limit, for the load event of the current
+// document, or until enough says waiting is not worth it. It reports
+// whether the page loaded.
+func (t *Tab) WaitLoaded(ctx context.Context, limit time.Duration, enough func() bool) bool {
+	t.waitUntil(ctx, limit, func() bool { return t.Loaded() || enough() })
+	return t.Loaded()
 }
 
 // Mark is a point in the tab's event history, taken before an action so the

@@ -6,6 +6,7 @@ package refs
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +45,23 @@ type Registry struct {
 	next     int // next free ref number
 	snapshot int
 	records  map[int]Record
+	// gone holds, in increasing order, the ranges of ref numbers whose
+	// documents are gone and whose records were dropped (Drop): enough to
+	// call such a ref stale without keeping every record for ever.
+	gone []goneRange
 }
+
+// goneRange is a range of ref numbers (both ends included) issued in
+// documents that are gone. url is the page they were issued on, or empty
+// when ranges of different pages were merged.
+type goneRange struct {
+	lo, hi int
+	url    string
+}
+
+// maxGone bounds the dropped ranges kept; past it the oldest merge, losing
+// only their URL.
+const maxGone = 1024
 
 // New returns an empty registry whose first ref is e1.
 func New() *Registry {
@@ -84,7 +101,80 @@ func (r *Registry) Observe(next int, recs []Record) {
 	}
 }
 
-// Len returns how many refs have been issued.
+// Drop forgets the records of the refs issued in docs, documents that are
+// gone: a lookup of one of those refs then says only that it is stale, and
+// where it was issued. The engine calls it for documents left long ago, so
+// a long session does not keep every record it ever made.
+func (r *Registry) Drop(docs ...DocID) {
+	if len(docs) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	byDoc := map[DocID]*goneRange{}
+	for _, d := range docs {
+		byDoc[d] = nil
+	}
+	for n, rec := range r.records {
+		g, ok := byDoc[rec.Doc]
+		if !ok {
+			continue
+		}
+		switch {
+		case g == nil:
+			byDoc[rec.Doc] = &goneRange{lo: n, hi: n, url: rec.URL}
+		case n < g.lo:
+			g.lo = n
+		case n > g.hi:
+			g.hi, g.url = n, rec.URL // the latest ref knows the latest URL
+		}
+		delete(r.records, n)
+	}
+	for _, g := range byDoc {
+		if g != nil {
+			r.gone = append(r.gone, *g)
+		}
+	}
+	// One range per document covers the numbers between its refs too: those
+	// were skipped or belong to other documents, whose live records a
+	// lookup finds first. Ranges that overlap merge, and so do ranges of
+	// one page that touch.
+	sort.Slice(r.gone, func(i, j int) bool { return r.gone[i].lo < r.gone[j].lo })
+	merged := r.gone[:0]
+	for _, g := range r.gone {
+		if k := len(merged) - 1; k >= 0 && (g.lo <= merged[k].hi || g.lo == merged[k].hi+1 && g.url == merged[k].url) {
+			merged[k] = join(merged[k], g)
+			continue
+		}
+		merged = append(merged, g)
+	}
+	for len(merged) > maxGone {
+		merged[1] = join(merged[0], merged[1])
+		merged = merged[1:]
+	}
+	r.gone = merged
+}
+
+func join(a, b goneRange) goneRange {
+	g := goneRange{lo: min(a.lo, b.lo), hi: max(a.hi, b.hi), url: a.url}
+	if a.url != b.url {
+		g.url = ""
+	}
+	return g
+}
+
+// dropped returns the range that holds ref number n, if its record was
+// dropped.
+func (r *Registry) dropped(n int) (goneRange, bool) {
+	i := sort.Search(len(r.gone), func(i int) bool { return r.gone[i].hi >= n })
+	if i < len(r.gone) && r.gone[i].lo <= n {
+		return r.gone[i], true
+	}
+	return goneRange{}, false
+}
+
+// Len returns how many records the registry holds: the refs of documents
+// that are live or were left recently.
 func (r *Registry) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -109,9 +199,13 @@ func (r *Registry) Lookup(ref string) (Record, error) {
 	r.mu.Lock()
 	rec, ok := r.records[n]
 	next := r.next
+	g, gone := r.dropped(n)
 	r.mu.Unlock()
 	if err == nil && ok {
 		return rec, nil
+	}
+	if err == nil && gone && n < next {
+		return Record{}, goneError(ref, g.url)
 	}
 	e := &llmerr.Error{
 		Code:    llmerr.UnknownRef,
@@ -135,6 +229,21 @@ func (r *Registry) Lookup(ref string) (Record, error) {
 		e.Cause = "no element in this session was given that ref"
 	}
 	return Record{}, e
+}
+
+// goneError is the STALE_REF of a ref whose record was dropped: its
+// document is long gone, and what it pointed to is no longer known.
+func goneError(ref, url string) error {
+	return &llmerr.Error{
+		Code:    llmerr.StaleRef,
+		Ref:     ref,
+		URL:     url,
+		Message: fmt.Sprintf("Ref %s was issued on a document that has since been replaced.", ref),
+		Cause:   "the page navigated, reloaded or closed after this ref was issued, many snapshots ago",
+		Actions: []llmerr.Action{
+			llmerr.Call("browser_snapshot", "get fresh refs for the page as it is now"),
+		},
+	}
 }
 
 func malformedCause(ref string) string {

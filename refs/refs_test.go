@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -42,6 +43,67 @@ func TestLookup(t *testing.T) {
 		}
 		if !strings.Contains(e.Cause, cause) {
 			t.Errorf("Lookup(%q) cause = %q, want it to mention %q", ref, e.Cause, cause)
+		}
+	}
+}
+
+func TestDrop(t *testing.T) {
+	r := New()
+	r.BeginSnapshot()
+	r.Observe(6, []Record{{Ref: "e1", Role: "button", Name: "Old", Doc: 1, URL: "http://a/"},
+		{Ref: "e2", Role: "link", Doc: 1, URL: "http://a/"}, {Ref: "e3", Role: "button", Name: "Kept", Doc: 2, URL: "http://b/"},
+		{Ref: "e5", Role: "link", Doc: 1, URL: "http://a/#x"}})
+	r.Drop(1)
+	if r.Len() != 1 {
+		t.Errorf("Len = %d after dropping document 1, want 1", r.Len())
+	}
+	if rec, err := r.Lookup("e3"); err != nil || rec.Name != "Kept" {
+		t.Errorf("Lookup(e3), inside the dropped range but live = %+v, %v", rec, err)
+	}
+	for ref, want := range map[string]llmerr.Code{"e1": llmerr.StaleRef, "e5": llmerr.StaleRef, "e4": llmerr.StaleRef, "e6": llmerr.UnknownRef} {
+		_, err := r.Lookup(ref)
+		e, ok := llmerr.As(err)
+		if !ok || e.Code != want {
+			t.Errorf("Lookup(%s) = %v, want %s", ref, err, want)
+			continue
+		}
+		if want == llmerr.StaleRef && (e.URL != "http://a/#x" || !strings.Contains(e.Message, "replaced") || e.Text(llmerr.StyleRecovery) == "") {
+			t.Errorf("Lookup(%s): URL %q, message %q; want the page it was issued on, replaced", ref, e.URL, e.Message)
+		}
+	}
+	// The counter is untouched: dropped refs are never issued again.
+	if r.Next() != 6 {
+		t.Errorf("Next = %d after Drop, want 6", r.Next())
+	}
+}
+
+// TestDropBounded drops many documents: the registry keeps a bounded number
+// of ranges, and every dropped ref still reads as stale.
+func TestDropBounded(t *testing.T) {
+	r := New()
+	next := 1
+	for doc := DocID(1); doc <= 3*maxGone; doc++ {
+		r.BeginSnapshot()
+		recs := make([]Record, 3)
+		for i := range recs {
+			recs[i] = Record{Ref: fmt.Sprintf("e%d", next), Role: "button", Doc: doc, URL: fmt.Sprintf("http://a/%d", doc)}
+			next++
+		}
+		next += int(doc % 3) // numbers a bridge skipped
+		r.Observe(next, recs)
+		r.Drop(doc)
+	}
+	if r.Len() != 0 || len(r.gone) > maxGone {
+		t.Fatalf("Len %d, %d ranges; want 0 and at most %d", r.Len(), len(r.gone), maxGone)
+	}
+	for _, ref := range []string{"e1", "e2000", fmt.Sprintf("e%d", next-3)} {
+		if _, err := r.Lookup(ref); err == nil || !strings.Contains(err.Error(), string(llmerr.StaleRef)) {
+			t.Errorf("Lookup(%s) = %v, want STALE_REF", ref, err)
+		}
+	}
+	if _, err := r.Lookup(fmt.Sprintf("e%d", next-3)); err != nil {
+		if e, _ := llmerr.As(err); e.URL != fmt.Sprintf("http://a/%d", 3*maxGone) {
+			t.Errorf("the newest dropped ref names %q, want its page", e.URL)
 		}
 	}
 }

@@ -1,12 +1,13 @@
-() => {
+(atDocumentStart) => {
   'use strict';
   // retrace in-page bridge: one instance per document (main frame and each
-  // iframe). It walks the flat tree (open shadow roots, slots), computes
+  // iframe). It walks the flat tree (shadow roots, slots), computes
   // role/name/state in the spirit of HTML-AAM and accname 1.2 (checked against
   // Chromium's accessibility tree), keeps refs stable per element, and returns
   // a compact tree. All state lives in this closure; nothing is put on window.
   //
-  // api.snapshot({nextRef, root?}) -> {nextRef, tree: Node[], error?: 'unknown'|'removed'}
+  // api.snapshot({nextRef, root?, timeBudgetMs?, abortAfterMs?})
+  //   -> {nextRef, tree: Node[], error?: 'unknown'|'removed', cut?: true, aborted?: true}
   // api.snapshotJSON(same)         -> the same, as a JSON string (what Go calls)
   // api.element(ref) -> Element | null;  api.status(ref) -> 'connected'|'removed'|'unknown'
   // api.info(ref)    -> {role, name, tag} | null
@@ -51,6 +52,7 @@
   const SP = String.prototype;
   const strTrim = methodOf(SP, 'trim'), strSlice = methodOf(SP, 'slice');
   const strLower = methodOf(SP, 'toLowerCase'), charCodeAt = methodOf(SP, 'charCodeAt');
+  const strIndexOf = methodOf(SP, 'indexOf'), fromCodePoint = String.fromCodePoint;
 
   const NodeP = Node.prototype, ElementP = Element.prototype, HTMLElementP = HTMLElement.prototype;
   const nodeType = getterOf(NodeP, 'nodeType'), firstChild = getterOf(NodeP, 'firstChild');
@@ -84,6 +86,16 @@
   const comparePosition = methodOf(NodeP, 'compareDocumentPosition');
   const getCS = uncurry(win.getComputedStyle);
   const cssValue = methodOf(CSSStyleDeclaration.prototype, 'getPropertyValue');
+  const docSheets = getterOf(Document.prototype, 'styleSheets'), rootSheets = getterOf(ShadowRoot.prototype, 'styleSheets');
+  const docAdopted = getterOf(Document.prototype, 'adoptedStyleSheets'), rootAdopted = getterOf(ShadowRoot.prototype, 'adoptedStyleSheets');
+  const sheetsLength = getterOf(StyleSheetList.prototype, 'length'), sheetsItem = methodOf(StyleSheetList.prototype, 'item');
+  const sheetRules = getterOf(CSSStyleSheet.prototype, 'cssRules');
+  const ruleListLength = getterOf(CSSRuleList.prototype, 'length'), ruleListItem = methodOf(CSSRuleList.prototype, 'item');
+  const ruleType = getterOf(CSSRule.prototype, 'type');
+  const selectorText = getterOf(CSSStyleRule.prototype, 'selectorText'), ruleStyle = getterOf(CSSStyleRule.prototype, 'style');
+  const styleRuleKids = getterOf(CSSStyleRule.prototype, 'cssRules'); // CSS nesting; null where unsupported
+  const groupRules = getterOf(protoOf('CSSGroupingRule'), 'cssRules');
+  const importSheet = getterOf(CSSImportRule.prototype, 'styleSheet');
 
   const InputP = HTMLInputElement.prototype;
   const inputType = getterOf(InputP, 'type'), inputValue = getterOf(InputP, 'value');
@@ -97,7 +109,33 @@
   const areaHref = getterOf(HTMLAreaElement.prototype, 'href');
   const detailsOpen = getterOf(HTMLDetailsElement.prototype, 'open');
 
-  const HTML_NS = 'http://www.w3.org/1999/xhtml';
+  // Closed shadow roots are not in el.shadowRoot. The bridge built at
+  // document start (the init script, before any page script) wraps
+  // attachShadow and keeps each closed root here, in the closure, where no
+  // page script can read or change it. A bridge injected later (a frame that
+  // predates the init script) sees open roots only.
+  const closedRoots = new WeakMapC(); // host -> closed ShadowRoot
+  let closedCount = 0;
+  if (atDocumentStart === true) {
+    const shadowMode = getterOf(ShadowRoot.prototype, 'mode');
+    const d = getOwnDesc(ElementP, 'attachShadow');
+    if (shadowMode && d && typeof d.value === 'function') {
+      const attach = uncurry(d.value);
+      // A method, so it has the native one's name and length and no prototype.
+      const wrapped = { attachShadow(init) {
+        const root = attach(this, init);
+        if (shadowMode(root) === 'closed') { wmSet(closedRoots, this, root); closedCount++; }
+        return root;
+      } }.attachShadow;
+      try {
+        Object.defineProperty(ElementP, 'attachShadow', { __proto__: null, value: wrapped,
+          writable: d.writable, enumerable: d.enumerable, configurable: d.configurable });
+      } catch (e) { /* an earlier script froze it: open roots only */ }
+    }
+  }
+  const shadowOf = (el) => shadowRootOf(el) || (closedCount > 0 ? wmGet(closedRoots, el) : undefined) || null;
+
+  const HTML_NS = 'http://www.w3.org/1999/xhtml', SVG_NS = 'http://www.w3.org/2000/svg';
   const MAX_DEPTH = 1000;     // DOM nesting walked before a marker replaces the rest
   const NAME_DEPTH = 200;     // nesting followed inside one accessible name
   const NAME_SCAN = 1000;     // stop gathering name text after this many chars
@@ -164,6 +202,7 @@
     'subscript superscript time');
   // Kept even when empty: a table must keep its empty cells to stay aligned.
   const KEEP_EMPTY = setOf('separator cell gridcell columnheader rowheader');
+  const MIXED_OK = setOf('checkbox menuitemcheckbox option treeitem');
   const CHECKABLE = setOf('checkbox radio switch menuitemcheckbox menuitemradio option treeitem');
   const SELECTABLE = setOf('option tab gridcell row treeitem columnheader rowheader');
   const RANGE = setOf('slider spinbutton progressbar meter scrollbar');
@@ -192,11 +231,24 @@
   let nextRef = 1;
   // Time budget of one snapshot(): past the deadline the walk stops and the
   // result says it was cut, so a huge page answers in time instead of
-  // holding the page's main thread (and the server) hostage.
-  let deadline = 0, visits = 0, cut = false;
+  // holding the page's main thread (and the server) hostage. Past abortAt
+  // the caller has stopped waiting: all work stops (ABORT is thrown) and the
+  // result says so, so an answer nobody reads does not keep the page busy.
+  let deadline = 0, abortAt = 0, visits = 0, cut = false;
+  const ABORT = { __proto__: null };
+  // Counts a step of the pass (an element walked or named) and reads the
+  // clock every 128 steps; returns whether the walk is cut.
+  function overTime() {
+    if ((++visits & 127) !== 0 || (deadline === 0 && abortAt === 0)) return cut;
+    const now = perfNow();
+    if (abortAt !== 0 && now > abortAt) throw ABORT;
+    if (deadline !== 0 && now > deadline) cut = true;
+    return cut;
+  }
   let styleCache = null, roleCache = null; // Map(Element -> style flags / role)
   let csCache = null;                      // Map(Element -> CSSStyleDeclaration)
   let labelIndex = null;                   // Map(root -> Map(id -> label[]))
+  let svgCache = null;                     // Map(svg -> draws widgets)
   let modalEl = null, modalPath = null;    // open modal dialog and its flat ancestors
   let nameFrom = 0, nameSourceEl = null;   // side results of nameOf()
   const NF_NONE = 0, NF_CONTENT = 1, NF_OTHER = 2, NF_DEFERRED = 3;
@@ -209,10 +261,12 @@
   const P_VISIBLE = 1, P_POINTER = 2, P_ADISABLED = 4, P_MODAL_OK = 8;
 
   function beginPass() {
+    genPass();
     styleCache = new MapC();
     csCache = new MapC();
     roleCache = new MapC();
     labelIndex = new MapC();
+    svgCache = new MapC();
     modalEl = null;
     modalPath = null;
     try { modalEl = docQuery(doc, ':modal'); } catch (e) { modalEl = null; }
@@ -224,8 +278,9 @@
     }
   }
   function endPass() {
-    styleCache = csCache = roleCache = labelIndex = modalEl = modalPath = null;
+    styleCache = csCache = roleCache = labelIndex = svgCache = modalEl = modalPath = null;
     nameSourceEl = null;
+    genPass();
   }
 
   // Parent in the flat tree: the slot a node is assigned to, or the host of a shadow root.
@@ -340,7 +395,7 @@
   }
   const ASIDE_SCOPE = setOf('article aside nav section');
   function implicitRole(el, tag, isHTML) {
-    if (!isHTML) return tag === 'svg' ? 'img' : tag === 'math' ? 'math' : 'generic';
+    if (!isHTML) return namespaceURI(el) === SVG_NS ? svgRole(el, tag) : tag === 'math' ? 'math' : 'generic';
     switch (tag) {
       case 'a': case 'area': return hasAttr(el, 'href') ? 'link' : 'generic';
       case 'button': return 'button';
@@ -388,6 +443,26 @@
     }
     return 'generic';
   }
+  // SVG-AAM as Chromium applies it. An svg is one image unless it draws
+  // widgets; then, unnamed, it is only their wrapper. Inside, groups and
+  // shapes count when named (or focusable), links when they have an href.
+  const SVG_SHAPES = setOf('circle ellipse line path polygon polyline rect use');
+  function svgRole(el, tag) {
+    if (tag === 'svg') return svgWidgets(el) && nameOf(el, 'img', tag, false, false) === '' ? 'generic' : 'img';
+    if (tag === 'a') return hasAttr(el, 'href') || hasAttr(el, 'xlink:href') ? 'link' : 'generic';
+    if (tag !== 'g' && tag !== 'image' && SVG_SHAPES[tag] !== true) return 'generic';
+    if (!hasNameAttr(el) && nativeName(el, tag, false, false) === '' && (tag === 'g' || !hasAttr(el, 'tabindex'))) return 'generic';
+    return tag === 'g' ? 'group' : tag === 'image' ? 'img' : 'graphics-symbol';
+  }
+  // An svg that draws widgets (ARIA roles, focusable parts, links, HTML in a
+  // foreignObject) is walked; any other svg stays one image.
+  const SVG_WIDGETS = '[role]:not([role=none]):not([role=presentation]),[tabindex],a,foreignObject';
+  function svgWidgets(el) {
+    let w = mapGet(svgCache, el);
+    if (w === undefined) { w = elQuery(el, SVG_WIDGETS) !== null; mapSet(svgCache, el, w); }
+    return w;
+  }
+  const svgLeaf = (el, tag, isHTML) => !isHTML && tag === 'svg' && !svgWidgets(el);
   function inputRole(el) {
     const list = hasAttr(el, 'list');
     switch (inputType(el)) {
@@ -484,8 +559,8 @@
   // Native markup names (HTML-AAM). useLabels is false inside recursion, which
   // also prevents label -> control -> label cycles.
   function nativeName(el, tag, isHTML, useLabels) {
-    if (!isHTML) {
-      if (tag !== 'svg') return '';
+    if (!isHTML) { // an svg element is named by its <title> child
+      if (namespaceURI(el) !== SVG_NS) return '';
       for (let c = firstChild(el); c; c = nextSibling(c)) {
         if (nodeType(c) === 1 && localName(c) === 'title') return clean(contentText(c, null, true, false, 0));
       }
@@ -581,6 +656,7 @@
   // direct: el is itself referenced by aria-labelledby (its content always counts).
   function textAlt(el, skip, includeHidden, inLabelledBy, depth, direct) {
     if (el === skip || depth > NAME_DEPTH) return '';
+    overTime(); // a name can span a large subtree
     const tag = localName(el);
     if (SKIP_TAGS[tag] === true) return '';
     const isHTML = namespaceURI(el) === HTML_NS;
@@ -605,7 +681,7 @@
     if (role === 'none' || role === 'presentation') {
       if (tag === 'img') return '';
     }
-    if (!(isHTML && LEAF_TAGS[tag] === true) && tag !== 'svg' && (direct || NO_NAME_RECURSE[role] !== true)) {
+    if (!(isHTML && LEAF_TAGS[tag] === true) && !svgLeaf(el, tag, isHTML) && (direct || NO_NAME_RECURSE[role] !== true)) {
       s = contentText(el, skip, includeHidden, inLabelledBy, depth + 1);
       if (strTrim(s)) return s;
     }
@@ -617,7 +693,8 @@
     if (depth > NAME_DEPTH) return '';
     let ownText = includeHidden ? 1 : 0; // 1 shown, -1 not, 0 not yet known
     const kids = flatChildren(el);
-    let out = '';
+    const gen = genOf(el, true);
+    let out = gen !== null ? gen[0] : '';
     for (let c = kids ? kids[0] : firstChild(el), i = 0; c; c = kids ? kids[++i] : nextSibling(c)) {
       const t = nodeType(c);
       if (t === 3) {
@@ -630,13 +707,14 @@
       }
       if (out.length > NAME_SCAN) break;
     }
-    return out;
+    return gen !== null ? out + gen[1] : out;
   }
   // Children in the flat tree as an array, or null meaning "the light DOM
   // children" (walked with firstChild/nextSibling to avoid copying).
   function flatChildren(el) {
-    const sr = shadowRootOf(el);
+    const sr = shadowOf(el);
     if (sr) {
+      genScope(sr);
       const a = [];
       for (let c = firstChild(sr); c; c = nextSibling(c)) a[a.length] = c;
       return a;
@@ -648,31 +726,203 @@
     return null;
   }
 
-  // CSS generated text (::before/::after content strings). Chromium puts it in
-  // names; here it only names an interactive element that would otherwise have
-  // no name (an icon button labelled by CSS), as reading pseudo-element styles
-  // everywhere would double the style work. Icon-font glyphs (private use) are dropped.
-  function pseudoText(el, budget) {
-    let s = cssStrings(cssValue(getCS(win, el, '::before'), 'content'));
-    for (let c = firstChild(el); c && budget[0] > 0; c = nextSibling(c)) {
-      if (nodeType(c) !== 1 || hiddenForName(c)) continue;
-      budget[0]--;
-      s += pseudoText(c, budget);
-    }
-    return s + cssStrings(cssValue(getCS(win, el, '::after'), 'content'));
+  // CSS generated text (::before/::after content), part of names and of the
+  // text shown, as in Chromium. Reading a pseudo-element's style costs
+  // several times walking an element, so only the candidates are read: the
+  // elements that some style rule setting content to text may select, found
+  // once per pass and tree scope by scanning its style sheets. When a sheet
+  // cannot be read (cross-origin) or selects too widely, names read the
+  // elements they hold up to a budget; the text shown keeps to the candidates.
+  let genCands = null;   // Set of candidate elements; null until the document is scanned
+  let genScopes = null;  // Set of scanned tree scopes
+  let genBlind = false;  // a sheet, or part of one, could not be read
+  let genCache = null;   // Map(Element -> [before, after] | null)
+  let genBudget = 0;     // rules left to scan in this pass
+  let genReads = 0, genBlindReads = 0; // elements left to read, candidates or not
+  // A read costs several times an element's walk, hence the budgets (a
+  // bullet drawn by CSS before each of thousands of list items).
+  const GEN_MAX_RULES = 20000, GEN_MAX_NESTING = 16, GEN_MAX_SELECTORS = 200;
+  const GEN_MAX_READS = 3000, GEN_MAX_BLIND_READS = 400;
+  function genPass() {
+    genCands = genScopes = genCache = null;
+    genBlind = false;
+    genBudget = GEN_MAX_RULES;
+    genReads = GEN_MAX_READS;
+    genBlindReads = GEN_MAX_BLIND_READS;
   }
-  // The quoted strings of a computed `content` value, concatenated.
-  function cssStrings(v) {
+  // Scans a document or shadow root once per pass.
+  function genScope(root) {
+    if (genCands === null) {
+      genCands = new SetC();
+      genScopes = new SetC();
+      genCache = new MapC();
+      if (root !== doc) genScope(doc);
+    }
+    if (setHas(genScopes, root)) return;
+    setAdd(genScopes, root);
+    const sels = [];
+    const isDoc = root === doc;
+    try {
+      const list = isDoc ? docSheets(root) : rootSheets(root);
+      for (let i = 0, n = sheetsLength(list); i < n; i++) genSheet(sheetsItem(list, i), sels);
+      const adopted = isDoc ? (docAdopted ? docAdopted(root) : null) : (rootAdopted ? rootAdopted(root) : null);
+      if (adopted) for (let i = 0, n = adopted.length; i < n; i++) genSheet(adopted[i], sels);
+    } catch (e) { genBlind = true; }
+    if (sels.length === 0) return;
+    // Matching is paid per element and selector: past a few hundred
+    // selectors names read every element instead.
+    if (sels.length > GEN_MAX_SELECTORS) { genBlind = true; return; }
+    const query = isDoc ? docQueryAll : fragQueryAll;
+    let all = '';
+    for (let i = 0; i < sels.length; i++) all += (i ? ',' : '') + sels[i];
+    try { genAdd(query(root, all)); } catch (e) {
+      for (let i = 0; i < sels.length; i++) { try { genAdd(query(root, sels[i])); } catch (e2) { /* not a selector once stripped */ } }
+    }
+    if (!isDoc) for (let i = 0; i < sels.length; i++) {
+      if (strIndexOf(sels[i], ':host') >= 0) { try { setAdd(genCands, shadowHost(root)); } catch (e) { /* not a shadow root */ } break; }
+    }
+  }
+  function genAdd(list) {
+    for (let i = 0, n = nlLength(list); i < n; i++) setAdd(genCands, nlItem(list, i));
+  }
+  function genSheet(sheet, sels) {
+    let rules;
+    try { rules = sheetRules(sheet); } catch (e) { genBlind = true; return; } // cross-origin
+    if (rules) genRules(rules, '', sels, 0);
+  }
+  function genRules(rules, parent, sels, depth) {
+    if (depth > GEN_MAX_NESTING) { genBlind = true; return; }
+    for (let i = 0, n = ruleListLength(rules); i < n; i++) {
+      if (--genBudget < 0) { genBlind = true; return; }
+      const r = ruleListItem(rules, i), t = ruleType(r);
+      if (t === 1) { // style rule, maybe with nested rules
+        // content first: reading a selector costs more, and few rules set content
+        const worth = contentWorth(cssValue(ruleStyle(r), 'content'));
+        const kids = styleRuleKids ? styleRuleKids(r) : null;
+        const nested = kids !== null && ruleListLength(kids) > 0;
+        if (!worth && !nested) continue;
+        let sel = selectorText(r);
+        if (parent !== '') sel = nestedSelector(sel, parent);
+        const low = strLower(sel);
+        if (worth && (strIndexOf(low, ':before') >= 0 || strIndexOf(low, ':after') >= 0)) sels[sels.length] = stripPseudo(sel);
+        if (nested) genRules(kids, sel, sels, depth + 1);
+      } else if (t === 3) { // @import
+        const s = importSheet(r);
+        if (s) genSheet(s, sels);
+      } else if (t === 4 || t === 12 || t === 0) { // @media, @supports, @layer, @container, @scope
+        let kids = null;
+        try { kids = groupRules(r); } catch (e) { kids = null; } // not a grouping rule
+        if (kids) genRules(kids, parent, sels, depth + 1);
+      }
+    }
+  }
+  // A nested rule's selector with its parent's put in (CSS nesting).
+  function nestedSelector(sel, parent) {
+    let out = '', found = false;
+    for (let i = 0; i < sel.length; i++) {
+      if (charCodeAt(sel, i) === 38) { out += ':is(' + parent + ')'; found = true; } else out += strSlice(sel, i, i + 1);
+    }
+    return found ? out : ':is(' + parent + ') ' + sel;
+  }
+  // The selector of the elements whose pseudo-elements sel selects.
+  const PSEUDO_NAMES = ['::before', '::after', ':before', ':after'];
+  function stripPseudo(sel) {
     let out = '';
-    if (v === '' || charCodeAt(v, 0) !== 34) return out; // none, normal, counters...
-    for (let i = 0, inStr = false; i < v.length; i++) {
-      let c = charCodeAt(v, i);
-      if (c === 34) { inStr = !inStr; continue; }
-      if (!inStr) continue;
-      if (c === 92 && i + 1 < v.length) c = charCodeAt(v, ++i);
-      if (c < 0xe000 || c > 0xf8ff) out += strSlice(v, i, i + 1);
+    for (let i = 0, n = sel.length; i < n;) {
+      let len = 0;
+      if (charCodeAt(sel, i) === 58) {
+        for (let k = 0; k < PSEUDO_NAMES.length && len === 0; k++) {
+          const p = PSEUDO_NAMES[k];
+          if (strLower(strSlice(sel, i, i + p.length)) === p) len = p.length;
+        }
+      }
+      if (len === 0) { out += strSlice(sel, i, i + 1); i++; continue; }
+      // "a ::before" and "::before" select every element's pseudo-element
+      const last = out.length ? charCodeAt(out, out.length - 1) : 44;
+      if (isWs(last) || last === 44 || last === 62 || last === 43 || last === 126 || last === 40) out += '*';
+      i += len;
     }
     return out;
+  }
+  // Whether a rule's content value may give text: a string (not only icon
+  // glyphs) or what only the computed style resolves (attr(), var()).
+  function contentWorth(v) {
+    if (v === '' || v === 'none' || v === 'normal') return false;
+    return cssContentText(v) !== '' || contentOpaque;
+  }
+  // The text of a `content` value: its strings and quotes, or its alternative
+  // text after a "/". Counters are not computed here, so a value using one
+  // gives nothing. Private-use glyphs (icon fonts) are dropped.
+  let contentOpaque = false; // side result: the value holds attr(), var() or a keyword to resolve
+  function cssContentText(v) {
+    let out = '', alt = -1, none = false;
+    contentOpaque = false;
+    for (let i = 0, n = v.length; i < n; i++) {
+      let c = charCodeAt(v, i);
+      if (c === 34 || c === 39) {
+        const q = c;
+        for (i++; i < n && (c = charCodeAt(v, i)) !== q; i++) {
+          let ch = strSlice(v, i, i + 1);
+          if (c === 92 && i + 1 < n) { // escape: \" \\ or hex code point
+            let j = i + 1, h = 0;
+            while (j < n && j < i + 7 && hexVal(charCodeAt(v, j)) >= 0) h = h * 16 + hexVal(charCodeAt(v, j++));
+            if (j > i + 1) {
+              if (j < n && charCodeAt(v, j) === 32) j++;
+              c = h;
+              ch = h === 10 ? ' ' : h > 0 && h <= 0x10ffff ? fromCodePoint(h) : '';
+              i = j - 1;
+            } else { c = charCodeAt(v, ++i); ch = strSlice(v, i, i + 1); }
+          }
+          if ((c >= 0xe000 && c <= 0xf8ff) || c >= 0xf0000) continue;
+          if (c >= 0xdb80 && c <= 0xdbff) { i++; continue; } // high surrogate of a supplementary private-use glyph
+          out += ch;
+        }
+      } else if (c === 47) { alt = out.length; } // "/": what follows is the alternative text
+      else if (!isWs(c)) {
+        let j = i;
+        while (j < n && !isWs(charCodeAt(v, j)) && charCodeAt(v, j) !== 40 && charCodeAt(v, j) !== 47) j++;
+        const word = strLower(strSlice(v, i, j));
+        if (j < n && charCodeAt(v, j) === 40) { // a function: skip to its end
+          let d = 0;
+          for (; j < n; j++) { const k = charCodeAt(v, j); if (k === 40) d++; else if (k === 41 && --d === 0) break; }
+          if (word === 'counter' || word === 'counters') none = true;
+          else if (word === 'attr' || word === 'var' || word === 'env') contentOpaque = true;
+          i = j;
+          continue;
+        }
+        if (word === 'open-quote') out += '\u201c';
+        else if (word === 'close-quote') out += '\u201d';
+        else if (word !== 'no-open-quote' && word !== 'no-close-quote') contentOpaque = true; // inherit and the like
+        i = j - 1;
+      }
+    }
+    if (alt >= 0) return strSlice(out, alt);
+    return none ? '' : out;
+  }
+  const hexVal = (c) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1);
+  // The generated text before and after el's content, or null. forName: a
+  // name is being computed, which reads every element when a sheet was unreadable.
+  function genOf(el, forName) {
+    if (genCands === null) genScope(doc);
+    const cand = setHas(genCands, el);
+    if (!cand && !(forName && genBlind)) return null;
+    let g = mapGet(genCache, el);
+    if (g === undefined) {
+      if (cand ? --genReads < 0 : --genBlindReads < 0) return null;
+      const b = collapse(pseudoText(el, '::before')), a = collapse(pseudoText(el, '::after'));
+      g = b === '' && a === '' ? null : [b, a];
+      mapSet(genCache, el, g);
+    }
+    return g;
+  }
+  function pseudoText(el, which) {
+    const cs = getCS(win, el, which);
+    const v = cssValue(cs, 'content');
+    if (v === '' || v === 'none' || v === 'normal') return '';
+    const d = cssValue(cs, 'display');
+    if (d === 'none' || invisibleStyle(cs)) return '';
+    const s = cssContentText(v);
+    return s !== '' && d !== 'contents' && strSlice(d, 0, 6) !== 'inline' ? ' ' + s + ' ' : s;
   }
 
   // ---- States and values ------------------------------------------------------
@@ -711,7 +961,7 @@
   // so only display is checked. Native options get no ref: the agent picks
   // them through the select's ref.
   function selectKids(sel, out) {
-    for (let c = firstChild(sel); c; c = nextSibling(c)) {
+    for (let c = firstChild(sel); c && !overTime(); c = nextSibling(c)) {
       if (nodeType(c) !== 1) continue;
       const t = localName(c);
       if (t !== 'option' && t !== 'optgroup') continue;
@@ -750,7 +1000,8 @@
       else if (inputChecked(el)) node.checked = true;
     } else if (CHECKABLE[role] === true) {
       const c = ariaTri(attr, el, 'aria-checked');
-      if (c !== undefined) node.checked = c;
+      // mixed is only a state of checkboxes; a radio or switch reads it as false
+      if (c !== undefined && (c === true || MIXED_OK[role] === true)) node.checked = c;
     }
     if (widget && ((isHTML && FORM_TAGS[tag] === true && matches(el, ':disabled')) || aDisabled)) node.disabled = true;
     const ex = attr(el, 'aria-expanded');
@@ -838,18 +1089,32 @@
   // ---- The walk ---------------------------------------------------------------
   // Output nodes are appended to `out`; wrappers append their children to the
   // parent's `out` (hoisting). Text is merged as it is appended.
+  // Whether a merged text ends with a space is remembered, not read: reading
+  // the last character of a long concatenation copies it whole, once per
+  // merge, which made pages with long runs of text quadratic.
+  let textEnd = null; // Map(text node -> ends with a space), per pass
+  function endsWithSpace(node) {
+    const e = textEnd !== null ? mapGet(textEnd, node) : undefined;
+    if (e !== undefined) return e;
+    const t = node.text;
+    return t.length > 0 && charCodeAt(t, t.length - 1) === 32;
+  }
+  const setTextEnd = (node, s) => { if (textEnd !== null) mapSet(textEnd, node, charCodeAt(s, s.length - 1) === 32); };
   function addText(out, s) {
     const n = out.length;
     if (n > 0) {
       const last = out[n - 1];
       if (last.role === 'text' && last.text !== DEEP_MARKER) {
-        const lt = last.text;
-        if (charCodeAt(s, 0) === 32 && lt.length && charCodeAt(lt, lt.length - 1) === 32) s = strSlice(s, 1);
-        last.text = lt + s;
+        if (charCodeAt(s, 0) === 32 && endsWithSpace(last)) s = strSlice(s, 1);
+        if (s === '') return;
+        last.text = last.text + s;
+        setTextEnd(last, s);
         return;
       }
     }
-    out[n] = { role: 'text', text: s };
+    const node = { role: 'text', text: s };
+    out[n] = node;
+    setTextEnd(node, s);
   }
   const lastIsText = (out) => out.length > 0 && out[out.length - 1].role === 'text';
   // A block boundary: the next text must not glue onto the previous one.
@@ -858,8 +1123,7 @@
     if (n === 0) return;
     const last = out[n - 1];
     if (last.role === 'text' && last.text !== DEEP_MARKER) {
-      const lt = last.text;
-      if (lt.length && charCodeAt(lt, lt.length - 1) !== 32) last.text = lt + ' ';
+      if (last.text.length && !endsWithSpace(last)) { last.text = last.text + ' '; setTextEnd(last, ' '); }
     }
   }
   // Trim merged text nodes and drop the empty ones, in place.
@@ -871,6 +1135,7 @@
         const t = strTrim(k.text);
         if (t === '') continue;
         k.text = t;
+        if (textEnd !== null) mapSet(textEnd, k, false);
       }
       kids[w++] = k;
     }
@@ -886,6 +1151,20 @@
     return true;
   }
 
+  // A table cell holding one element (a link, a button) keeps its name as
+  // Chromium gives it: the cell, not only its content, is what sits at a row
+  // and column.
+  const CELLS = setOf('cell gridcell columnheader rowheader');
+  const soleLeaf = (kids) => kids.length === 1 && kids[0].role !== 'text' &&
+    (kids[0].ref !== undefined || kids[0].children === undefined);
+  // Such a cell's name from content is its element's text alternative, which
+  // the element's own name (or a field's value) already holds.
+  function cellName(el, k) {
+    const v = (EMBEDDED_TEXT[k.role] === true || RANGE[k.role] === true ? k.value : k.name) || '';
+    const gen = v !== '' ? genOf(el, true) : null;
+    return gen === null ? v : clean(gen[0] + v + gen[1]);
+  }
+
   function hasRef(nodes) {
     for (let i = 0; i < nodes.length; i++) {
       if (nodes[i].ref !== undefined || (nodes[i].children !== undefined && hasRef(nodes[i].children))) return true;
@@ -899,7 +1178,9 @@
       return;
     }
     const kids = flatChildren(el);
-    for (let c = kids ? kids[0] : firstChild(el), i = 0; c; c = kids ? kids[++i] : nextSibling(c)) {
+    const gen = (pf & P_VISIBLE) !== 0 ? genOf(el, false) : null; // CSS generated text
+    if (gen !== null && gen[0] !== '') addText(out, gen[0]);
+    for (let c = kids ? kids[0] : firstChild(el), i = 0; c && !cut; c = kids ? kids[++i] : nextSibling(c)) {
       const t = nodeType(c);
       if (t === 1) {
         if (c !== skipEl) { walkElement(c, out, depth, pf, false); continue; }
@@ -915,10 +1196,11 @@
         if (s !== '' && (s === ' ' || !skipsContent(el))) addText(out, s);
       }
     }
+    if (gen !== null && gen[1] !== '') addText(out, gen[1]);
   }
 
   function walkElement(el, out, depth, pf, force) {
-    if (cut || (deadline !== 0 && (++visits & 127) === 0 && perfNow() > deadline)) { cut = true; return; }
+    if (cut || overTime()) return;
     const tag = localName(el);
     if (SKIP_TAGS[tag] === true) return;
     if ((pf & P_MODAL_OK) === 0) {
@@ -956,7 +1238,7 @@
       // A block wrapper separates the text around it; display is only read
       // when there is text to separate.
       if (lastIsText(out) && isBlock(el)) addBreak(out);
-      if (!(isHTML && LEAF_TAGS[tag] === true) && tag !== 'svg') walkChildren(el, out, depth + 1, cf, null);
+      if (!(isHTML && LEAF_TAGS[tag] === true) && !svgLeaf(el, tag, isHTML)) walkChildren(el, out, depth + 1, cf, null);
       if (lastIsText(out) && isBlock(el)) addBreak(out);
       return;
     }
@@ -983,7 +1265,8 @@
     const value = valueOf(el, tag, role, isHTML);
     let kids = [];
     if (isHTML && tag === 'select') selectKids(el, kids);
-    else if (!(isHTML && LEAF_TAGS[tag] === true) && tag !== 'svg' && NO_CHILDREN_ROLES[role] !== true) {
+    else if (!(isHTML && LEAF_TAGS[tag] === true) && !svgLeaf(el, tag, isHTML) &&
+      (NO_CHILDREN_ROLES[role] !== true || (tag === 'svg' && !isHTML))) { // an svg image that draws widgets shows them
       walkChildren(el, kids, depth + 1, cf, skipEl);
       finishText(kids);
     }
@@ -992,12 +1275,14 @@
       if (!walkedKids || allLeafy(kids) || (anyAttr && hasAttr(el, 'title'))) {
         fullName = nameOf(el, role, tag, isHTML, false);
         nf = nameFrom;
+      } else if (CELLS[role] === true && soleLeaf(kids)) {
+        fullName = cellName(el, kids[0]);
+        nf = NF_CONTENT;
       } else {
         fullName = '';
         nf = NF_NONE;
       }
     }
-    if (fullName === '' && interactive && NAME_FROM_CONTENT[role] === true) fullName = clean(pseudoText(el, [20]));
     let name = cap(fullName, MAX_NAME);
     if (walkedKids && name !== '') {
       const truncated = name !== fullName;
@@ -1005,7 +1290,7 @@
       // container named from its own content) drop the name the children state.
       if (!truncated && (nf === NF_CONTENT ? allLeafy(kids)
         : kids.length === 1 && kids[0].role === 'text' && kids[0].text === fullName)) kids = null;
-      else if (nf === NF_CONTENT && !interactive) name = '';
+      else if (nf === NF_CONTENT && !interactive && !(CELLS[role] === true && soleLeaf(kids))) name = '';
     }
     const hasKids = kids !== null && kids.length > 0;
     if (!interactive) {
@@ -1054,17 +1339,21 @@
     const start = own('nextRef');
     nextRef = typeof start === 'number' && start >= 1 ? start - (start % 1) : 1;
     const rootRef = own('root');
-    const ms = own('timeBudgetMs');
-    deadline = typeof ms === 'number' && ms > 0 ? perfNow() + ms : 0;
+    const ms = own('timeBudgetMs'), abortMs = own('abortAfterMs');
+    const now = perfNow();
+    deadline = typeof ms === 'number' && ms > 0 ? now + ms : 0;
+    abortAt = typeof abortMs === 'number' && abortMs > 0 ? now + abortMs : 0;
     visits = 0;
     cut = false;
     const tree = [];
     beginPass();
+    textEnd = new MapC();
     try {
       if (rootRef !== undefined && rootRef !== null && rootRef !== '') {
         const st = status(rootRef);
         if (st !== 'connected') return { nextRef: nextRef, tree: tree, error: st };
         const el = lookup(rootRef);
+        genScope(getRootNode(el)); // its shadow root, if any, was not met on the way
         const pf = ancestorFlags(el);
         if (pf >= 0) walkElement(el, tree, 0, pf, true);
       } else {
@@ -1080,8 +1369,13 @@
         }
       }
       finishText(tree);
+    } catch (e) {
+      if (e !== ABORT) throw e;
+      return { nextRef: nextRef, tree: [], aborted: true };
     } finally {
       endPass();
+      textEnd = null;
+      deadline = abortAt = 0; // info() and cover() name elements with no limit
     }
     return cut ? { nextRef: nextRef, tree: tree, cut: true } : { nextRef: nextRef, tree: tree };
   }
@@ -1116,7 +1410,8 @@
     const r = snapshot(opts);
     if (nativeJSONSafe()) return jsonQuote(r);
     return '{"nextRef":' + r.nextRef + ',"tree":' + nodesJSON(r.tree) +
-      (r.error ? ',"error":' + jsonQuote(r.error) : '') + (r.cut ? ',"cut":true' : '') + '}';
+      (r.error ? ',"error":' + jsonQuote(r.error) : '') + (r.cut ? ',"cut":true' : '') +
+      (r.aborted ? ',"aborted":true' : '') + '}';
   }
 
   function info(ref) {

@@ -1,12 +1,14 @@
 package snapshot
 
 import (
+	"cmp"
 	"crypto/rand"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +40,16 @@ type doc struct {
 	// takes snapshots, but still resolves the refs it issued while its
 	// document lives.
 	setAside bool
+	// gone is set once its document is known to be gone (navigated away,
+	// frame detached): its handle is disposed, and what is left says why
+	// its refs are stale.
+	gone bool
 }
+
+// keepGone is how many gone documents keep their refs' records in full, so
+// a ref from a recent page still names its element and the navigation that
+// made it stale; older ones are dropped from the engine and the registry.
+const keepGone = 32
 
 // Engine snapshots the pages of one role and resolves its refs. Calls are
 // expected to be serialised by the role's lock; the engine's own lock only
@@ -49,7 +60,8 @@ type Engine struct {
 	FrameTimeout time.Duration
 	// WalkBudget bounds the bridge's walk of one document; past it the walk
 	// stops and the snapshot says it was cut. AnswerGrace is how much longer
-	// the Go side waits for an answer before declaring the page busy.
+	// the Go side waits for an answer before declaring the page busy; the
+	// bridge gives up its walk then too.
 	WalkBudget  time.Duration
 	AnswerGrace time.Duration
 
@@ -73,6 +85,13 @@ type Engine struct {
 	poisoned map[playwright.Frame]int
 	docs     map[refs.DocID]*doc
 	current  map[playwright.Frame]*doc
+	// gone lists the documents known to be gone, oldest first, until
+	// compact drops them.
+	gone []refs.DocID
+	// handed are the element handles Resolve returned since the last
+	// Release. The driver keeps every handle, and Chromium its element,
+	// until it is disposed.
+	handed []playwright.JSHandle
 }
 
 // NewEngine returns an engine with no bridges installed.
@@ -122,6 +141,8 @@ func (e *Engine) CaptureSubtree(page playwright.Page, reg *refs.Registry, rec re
 }
 
 func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwright.Frame, main bool, root string) (*Snapshot, error) {
+	e.sweep()
+	defer e.compact(reg)
 	snap := &Snapshot{Number: reg.BeginSnapshot(), Root: root}
 	if e.Log != nil && root == "" {
 		e.Log.Frames() // observed anew by this snapshot
@@ -167,7 +188,15 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 		// A child frame must finish its walk before expandFrame gives up.
 		budget = min(budget, e.FrameTimeout*2/3)
 	}
-	arg := map[string]any{"nextRef": next, "timeBudgetMs": budget.Milliseconds()}
+	// Past wait the Go side stops waiting (expandFrame gives up on a child
+	// frame first); the bridge then stops too, so a walk nobody waits for
+	// does not keep the page's main thread busy.
+	wait := budget + e.AnswerGrace
+	if depth > 0 {
+		wait = min(wait, e.FrameTimeout)
+	}
+	// Plain ints: playwright-go passes an int64 to the page as undefined.
+	arg := map[string]any{"nextRef": next, "timeBudgetMs": int(budget.Milliseconds()), "abortAfterMs": int(wait.Milliseconds())}
 	if root != "" {
 		arg["root"] = root
 	}
@@ -184,6 +213,10 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 		}
 		return json.Unmarshal([]byte(s), &res)
 	})
+	if err == nil && res.Aborted {
+		// Seen only when the answer beat the Go side's timer: the same error.
+		err = fmt.Errorf("%w (no answer within %s)", ErrPageBusy, wait)
+	}
 	if err != nil {
 		return nil, next, nil, err
 	}
@@ -204,7 +237,8 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 	walk = func(nodes []*Node) {
 		for _, n := range nodes {
 			if n.Ref != "" {
-				recs = append(recs, refs.Record{Ref: n.Ref, Role: n.Role, Name: n.Name, Tag: n.Tag,
+				// The name goes into results and errors: cut as rendered.
+				recs = append(recs, refs.Record{Ref: n.Ref, Role: n.Role, Name: Clip(n.Name, MaxText), Tag: n.Tag,
 					Doc: d.id, URL: url, MainFrame: main})
 			}
 			if n.Frame {
@@ -299,6 +333,14 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 		if o.err != nil {
 			n.FrameError = shortReason(o.err)
 			e.record(n, o.err)
+			if errors.Is(o.err, ErrPageBusy) {
+				// As below: the walk given up on may have handed out numbers.
+				select {
+				case f := <-frameCh:
+					e.poison(f)
+				default:
+				}
+			}
 			return next, recs
 		}
 		n.Children = o.tree
@@ -393,7 +435,12 @@ func elementOf(d *doc, ref string) (playwright.ElementHandle, error) {
 	if h == nil {
 		return nil, nil
 	}
-	return h.AsElement(), nil
+	el := h.AsElement()
+	if el == nil {
+		h.Dispose() // a handle of null
+		return nil, nil
+	}
+	return el, nil
 }
 
 func contentFrame(parent *doc, ref string) (playwright.Frame, error) {
@@ -404,6 +451,7 @@ func contentFrame(parent *doc, ref string) (playwright.Frame, error) {
 	if el == nil {
 		return nil, errors.New("the iframe left the page")
 	}
+	defer el.Dispose()
 	f, err := el.ContentFrame()
 	if err != nil {
 		return nil, err
@@ -441,9 +489,11 @@ func (e *Engine) call(frame playwright.Frame, main bool, f func(*doc) error) (*d
 // about:blank for a same-origin page (a popup, an iframe) keeps its Window
 // object, so a window property would still hold the blank document's
 // bridge. Frames that predate the script get the bridge injected later.
+// Built at document start, the bridge also sees the closed shadow roots the
+// page attaches (see bridge.js); a bridge injected later does not.
 func (e *Engine) InitScript() string {
 	return "(() => { try { Object.defineProperty(document, " + strconv.Quote(e.key) +
-		", { value: Object.freeze((" + bridgeSource + ")()), enumerable: false, configurable: false, writable: false }); } catch (e) {} })();"
+		", { value: Object.freeze((" + bridgeSource + ")(true)), enumerable: false, configurable: false, writable: false }); } catch (e) {} })();"
 }
 
 func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
@@ -503,36 +553,124 @@ func (e *Engine) poison(frame playwright.Frame) {
 	e.poisoned[frame]++
 }
 
-// forget drops d as its frame's current bridge (its document is gone).
+// forget drops d as its frame's current bridge: its document is gone, and
+// so is the document of every bridge the frame had before it.
 func (e *Engine) forget(d *doc) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.current[d.frame] == d {
 		delete(e.current, d.frame)
+	}
+	var dead []*doc
+	for _, o := range e.docs {
+		if o.frame == d.frame && o.id <= d.id && !o.gone {
+			dead = append(dead, o)
+		}
+	}
+	e.markGone(dead)
+	e.mu.Unlock()
+	disposeAll(dead)
+}
+
+// sweep marks gone the documents of frames that were detached (an iframe
+// removed, or its parent navigated): nothing reads them again to find out.
+func (e *Engine) sweep() {
+	e.mu.Lock()
+	var dead []*doc
+	for _, d := range e.docs {
+		if !d.gone && d.frame.IsDetached() {
+			dead = append(dead, d)
+			delete(e.current, d.frame)
+			delete(e.poisoned, d.frame)
+		}
+	}
+	e.markGone(dead)
+	e.mu.Unlock()
+	disposeAll(dead)
+}
+
+// markGone marks docs gone, oldest first. Call with mu held.
+func (e *Engine) markGone(docs []*doc) {
+	slices.SortFunc(docs, func(a, b *doc) int { return cmp.Compare(a.id, b.id) })
+	for _, d := range docs {
+		d.gone = true
+		e.gone = append(e.gone, d.id)
+	}
+}
+
+// disposeAll disposes the bridge handles of docs whose documents are gone:
+// the driver would otherwise keep them as long as their frame lives.
+func disposeAll(docs []*doc) {
+	for _, d := range docs {
+		d.handle.Dispose()
+	}
+}
+
+// compact forgets all but the last keepGone gone documents, here and in
+// reg: a ref of one of those is then only known to be stale (refs.Drop).
+func (e *Engine) compact(reg *refs.Registry) {
+	e.mu.Lock()
+	n := len(e.gone) - keepGone
+	if n <= 0 {
+		e.mu.Unlock()
+		return
+	}
+	drop := slices.Clone(e.gone[:n])
+	e.gone = slices.Delete(e.gone, 0, n)
+	for _, id := range drop {
+		delete(e.docs, id)
+	}
+	e.mu.Unlock()
+	reg.Drop(drop...)
+}
+
+// Release disposes the element handles Resolve returned since the last
+// call. Call it once the caller is done with them (at the end of a tool
+// call): until then the driver keeps each one, and Chromium its element.
+func (e *Engine) Release() {
+	e.mu.Lock()
+	handed := e.handed
+	e.handed = nil
+	e.mu.Unlock()
+	for _, h := range handed {
+		h.Dispose()
 	}
 }
 
 // ForgetPage forgets the bridges of page's frames (the page crashed or
 // closed); the role's other pages keep theirs, and their refs stay good.
+// Their documents count as gone, so compact drops their records in time.
 func (e *Engine) ForgetPage(page playwright.Page) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var dead []*doc
 	for id, d := range e.docs {
 		if d.frame.Page() == page {
+			if !d.gone {
+				dead = append(dead, d)
+			}
 			delete(e.docs, id)
 			delete(e.current, d.frame)
 			delete(e.poisoned, d.frame)
 		}
 	}
+	e.markGone(dead)
 }
 
 // Reset forgets every bridge, for when the role's pages are closed.
 func (e *Engine) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var dead []*doc
+	for _, d := range e.docs {
+		if !d.gone {
+			dead = append(dead, d)
+		}
+	}
+	e.markGone(dead)
 	e.current = map[playwright.Frame]*doc{}
 	e.docs = map[refs.DocID]*doc{}
 	e.poisoned = map[playwright.Frame]int{}
+	e.handed = nil // their page is closed, and with it the handles
 }
 
 // Resolve returns the element a recorded ref points to, or a typed error
@@ -564,7 +702,7 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 		le.Cause = "the iframe holding the element was removed or replaced"
 		return nil, &le
 	}
-	if cur != d && !d.setAside {
+	if d.gone || (cur != d && !d.setAside) {
 		return nil, navigatedError(base, rec, d.frame.URL())
 	}
 	// A page whose main thread never yields must not hold the call: the
@@ -579,6 +717,9 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 		return nil, err
 	}
 	if el != nil {
+		e.mu.Lock()
+		e.handed = append(e.handed, el)
+		e.mu.Unlock()
 		return el, nil
 	}
 	le := base

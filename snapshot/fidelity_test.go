@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -301,6 +302,7 @@ var chromiumSpelling = map[string]string{
 	"StaticText":         "text",     // a text node
 	"RootWebArea":        "document", // the document itself
 	"MenuListOption":     "option",   // an <option> of a drop-down <select>
+	"SvgRoot":            "img",      // an <svg> (graphics-document in SVG-AAM)
 }
 
 // chromiumRole normalises a role as Chromium reports it.
@@ -316,9 +318,11 @@ func normRole(r string) string { return r }
 
 // sameName compares names with whitespace runs collapsed and trimmed. The
 // bridge caps names at 200 characters plus an ellipsis; Chromium's name is
-// cut the same way before comparing.
+// cut the same way before comparing. The bridge drops icon-font glyphs
+// (private-use characters of CSS generated text) by design; Chromium keeps
+// them.
 func sameName(retrace, chromium string) bool {
-	r, c := collapseSpace(retrace), collapseSpace(chromium)
+	r, c := collapseSpace(retrace), collapseSpace(stripPrivateUse(chromium))
 	if rr := []rune(r); len(rr) == 201 && rr[200] == '…' {
 		if cr := []rune(c); len(cr) > 200 {
 			c = string(cr[:200]) + "…"
@@ -328,6 +332,16 @@ func sameName(retrace, chromium string) bool {
 }
 
 func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// stripPrivateUse drops private-use characters (icon-font glyphs).
+func stripPrivateUse(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Co, r) {
+			return -1
+		}
+		return r
+	}, s)
+}
 
 func origin(u string) string {
 	p, err := url.Parse(u)

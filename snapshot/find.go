@@ -41,11 +41,12 @@ func (s *Snapshot) Find(q Query, limit int) ([]Match, int) {
 }
 
 // Same returns the elements with a ref whose role and name are exactly
-// role and name: where a stale ref's element may be now.
+// role and name (as a ref's record holds it, cut to MaxText): where a stale
+// ref's element may be now.
 func (s *Snapshot) Same(role, name string) []Match {
 	var out []Match
 	s.walk(func(n, ctx *Node) {
-		if n.Ref != "" && n.Role == role && n.Name == name {
+		if n.Ref != "" && n.Role == role && Clip(n.Name, MaxText) == name {
 			out = append(out, matchOf(n, ctx))
 		}
 	})
@@ -60,7 +61,9 @@ func (s *Snapshot) walk(visit func(n, ctx *Node)) {
 		for _, n := range nodes {
 			visit(n, ctx)
 			next := ctx
-			if says(n) {
+			// The cells of a simple row are written on its line, which
+			// stays their content's context.
+			if says(n) && !(isCell(n.Role) && ctx != nil && ctx.Role == "row" && simpleRow(ctx)) {
 				next = n
 			}
 			rec(n.Children, next)
@@ -78,13 +81,17 @@ func matchOf(n, ctx *Node) Match {
 }
 
 // says reports whether a node's own line says something, so it can serve as
-// the context of what it contains (a bare cell or list item does not).
+// the context of what it contains (a bare cell or list item does not, nor a
+// cell that only repeats its element's name).
 func says(n *Node) bool {
-	return n.Name != "" || n.Ref != "" || (n.Role == "row" && simpleRow(n)) || n.Frame ||
+	return (n.Name != "" && !namedByChild(n)) || n.Ref != "" || (n.Role == "row" && simpleRow(n)) || n.Frame ||
 		(len(n.Children) == 1 && n.Children[0].Role == "text")
 }
 
 func matches(n *Node, text, name, role string) bool {
+	if namedByChild(n) && role != strings.ToLower(n.Role) {
+		return false // its element is the match
+	}
 	if role != "" && strings.ToLower(n.Role) != role {
 		return false
 	}

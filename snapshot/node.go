@@ -41,4 +41,6 @@ type bridgeResult struct {
 	Tree    []*Node `json:"tree"`
 	Error   string  `json:"error,omitempty"`
 	Cut     bool    `json:"cut,omitempty"`
+	// Aborted: the walk stopped at the time the Go side stops waiting.
+	Aborted bool `json:"aborted,omitempty"`
 }

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/retrace-dev/retrace/llmerr"
 )
 
 // Tests of paging a snapshot through View{Budget, Offset}; no browser.
@@ -61,7 +64,7 @@ func treeLines(t *testing.T, s *Snapshot) []string {
 	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 }
 
-var readOn = regexp.MustCompile(`Read on with browser_snapshot\(offset=(\d+)\)`)
+var readOn = regexp.MustCompile(`Read on with browser_snapshot\((?:[^()]*, )?offset=(\d+)\)`)
 
 // splitPage splits a rendered view into the tree lines it shows (after the
 // Subtree and [Lines …] headers) and the offset its read-on hint names (-1
@@ -296,13 +299,147 @@ func TestPagingSubtreeAndTimeCut(t *testing.T) {
 	}
 	// The budget's note comes first, then the note that the walk ran out
 	// of time, last.
-	budgetNote := strings.Index(got, "Read on with browser_snapshot(offset=3)")
+	// The calls that read on name the subtree.
+	budgetNote := strings.Index(got, `Read on with browser_snapshot(ref="e4", offset=3)`)
 	timeNote := strings.Index(got, "[The page is too large to read in time:")
-	if budgetNote < 0 || timeNote < budgetNote || !strings.HasSuffix(got, "browser_snapshot(ref=\"...\") reads one part.]") {
+	if budgetNote < 0 || timeNote < budgetNote || !strings.HasSuffix(got, "browser_snapshot(ref=\"...\") reads one part.]") ||
+		!strings.Contains(got, `take everything with browser_snapshot(ref="e4", budget=0)`) {
 		t.Errorf("notes out of order:\n%s", got)
 	}
 	// Offsets count tree lines: the Subtree header is not one of them.
 	if shown, _ := splitPage(t, s.Render(View{Offset: 3, Budget: 60})); len(shown) == 0 || shown[0] != `    - link "Item 1" [ref=e1]` {
 		t.Errorf("offset 3 in a subtree starts with %q, want the Item 1 link", shown)
+	}
+}
+
+// bigSnapshot is a page of n sections, each a heading and a paragraph of
+// about 200 characters, under a main landmark.
+func bigSnapshot(n int) *Snapshot {
+	m := &Node{Role: "main"}
+	for i := 0; i < n; i++ {
+		m.Children = append(m.Children,
+			&Node{Role: "heading", Name: fmt.Sprintf("Section %d", i), Level: 2},
+			&Node{Role: "paragraph", Children: []*Node{{Role: "text", Text: strings.Repeat(fmt.Sprintf("text %d ", i), 25)}}},
+			&Node{Role: "button", Name: fmt.Sprintf("Open %d", i), Ref: fmt.Sprintf("e%d", i+1)})
+	}
+	return &Snapshot{URL: "https://big.test/", Title: "Big </page-content> title", Tree: []*Node{m}}
+}
+
+// fencedTree is the tree lines of a fenced view: those between the fence
+// and its Title line, and the fence's end.
+func fencedTree(t *testing.T, text string) []string {
+	t.Helper()
+	open := strings.Index(text, FenceOpen+"\nTitle: ")
+	closing := strings.LastIndex(text, "\n"+FenceClose)
+	if open < 0 || closing < open {
+		t.Fatalf("no fence around the title and the tree:\n%s", text)
+	}
+	lines := strings.Split(text[open:closing], "\n")
+	return lines[2:]
+}
+
+// A result limit holds without a budget: every page fits it, ends saying
+// which call reads on, and the pages together are the tree.
+func TestPagingResultLimit(t *testing.T) {
+	t.Parallel()
+	s := bigSnapshot(200)
+	all := treeLines(t, s)
+	const limit = 8000
+	again := []llmerr.Arg{llmerr.A("budget", 0), llmerr.A("role", "admin")}
+	var got []string
+	offset := 0
+	for pages := 1; ; pages++ {
+		if pages > len(all) {
+			t.Fatal("the offsets do not advance")
+		}
+		text := s.Render(View{Offset: offset, Fence: true, Max: limit, Again: again})
+		if len(text) > limit {
+			t.Fatalf("offset %d: %d bytes, over the %d limit", offset, len(text), limit)
+		}
+		if !strings.Contains(text, "\nTitle: Big <\\/page-content> title\n") || strings.Count(text, FenceClose) != 1 {
+			t.Fatalf("the title is not fenced and escaped:\n%s", text)
+		}
+		shown := fencedTree(t, text)
+		got = append(got, shown...)
+		m := regexp.MustCompile(`Read on with browser_snapshot\(budget=0, role="admin", offset=(\d+)\), or search with browser_find`).FindStringSubmatch(text)
+		if m == nil {
+			if offset+len(shown) != len(all) {
+				t.Fatalf("offset %d: cut without saying where to read on:\n%s", offset, text[max(0, len(text)-600):])
+			}
+			break
+		}
+		if !strings.Contains(text, "[Cut to fit the result limit:") || strings.Contains(text, "take everything") {
+			t.Errorf("offset %d: the note does not name the limit, or offers what would not fit:\n%s", offset, text[len(text)-600:])
+		}
+		next, _ := strconv.Atoi(m[1])
+		if next != offset+len(shown) {
+			t.Fatalf("offset %d showed %d lines but reads on at %d", offset, len(shown), next)
+		}
+		offset = next
+	}
+	if strings.Join(got, "\n") != EscapeFence(strings.Join(all, "\n")) {
+		t.Error("the pages together are not the tree")
+	}
+}
+
+// A line longer than the limit is cut, and reading on moves past it.
+func TestPagingLineLongerThanLimit(t *testing.T) {
+	t.Parallel()
+	s := &Snapshot{URL: "https://x.test/", Title: "X", Tree: []*Node{
+		{Role: "paragraph", Children: []*Node{{Role: "text", Text: strings.Repeat("é", 9000)}}},
+		{Role: "button", Name: "After", Ref: "e1"},
+	}}
+	got := s.Render(View{Fence: true, Max: 5000})
+	if len(got) > 5000 || !strings.Contains(got, "… [line cut at the result limit]\n"+FenceClose) ||
+		!strings.Contains(got, "Read on with browser_snapshot(offset=1)") || !utf8.ValidString(got) {
+		t.Errorf("%d bytes:\n%s", len(got), got)
+	}
+}
+
+func TestClip(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"", 3, ""},
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc… [1 more characters not shown]"},
+		{"ééé", 3, "ééé"}, // six bytes, three characters
+		{"éééé", 2, "éé… [2 more characters not shown]"},
+	} {
+		if got := Clip(tc.in, tc.n); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
+// One enormous text, name or value is cut in the tree with how much was
+// left out; the title too.
+func TestRenderCutsLongTexts(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", MaxText+5)
+	s := &Snapshot{URL: "https://x.test/", Title: strings.Repeat("t", MaxTitle+1), Tree: []*Node{
+		{Role: "text", Text: long},
+		{Role: "link", Name: long, Ref: "e1"},
+		{Role: "textbox", Name: "Notes", Ref: "e2", Value: &long},
+		{Role: "listitem", Children: []*Node{{Role: "text", Text: long}}},
+	}}
+	got := s.Render(View{})
+	cut := strings.Repeat("x", MaxText) + "… [5 more characters not shown]"
+	for _, want := range []string{
+		"Title: " + strings.Repeat("t", MaxTitle) + "… [1 more characters not shown]\n",
+		"- text: " + cut + "\n",
+		`- link "` + cut + `" [ref=e1]` + "\n",
+		`- textbox "Notes" [ref=e2]: "` + cut + `"` + "\n",
+		"- listitem: " + cut,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %.80q… in the rendering", want)
+		}
+	}
+	if len(got) > 5*(MaxText+100)+MaxTitle {
+		t.Errorf("%d bytes", len(got))
 	}
 }

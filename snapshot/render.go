@@ -1,9 +1,34 @@
 package snapshot
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
+
+// The most characters of one text, name or value, and of a page title, a
+// snapshot shows. Past them the text is cut with a marker saying how much
+// was left out, so one enormous text node cannot fill a result.
+const (
+	MaxText  = 10000
+	MaxTitle = 1000
+)
+
+// Clip cuts s to n characters, ending it with how many were left out.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s // never more characters than bytes
+	}
+	k := 0
+	for i := range s {
+		if k == n {
+			return s[:i] + fmt.Sprintf("… [%d more characters not shown]", utf8.RuneCountInString(s[i:]))
+		}
+		k++
+	}
+	return s
+}
 
 // Text renders the snapshot as the compact tree an agent reads: a header
 // with the page's URL and title, then one line per meaningful node.
@@ -12,7 +37,7 @@ func (s *Snapshot) Text() string {
 	b.WriteString("URL: ")
 	b.WriteString(s.URL)
 	b.WriteString("\nTitle: ")
-	b.WriteString(s.Title)
+	b.WriteString(Clip(s.Title, MaxTitle))
 	b.WriteString("\n")
 	RenderTree(&b, s.Tree, 0)
 	return strings.TrimRight(b.String(), "\n")
@@ -34,7 +59,11 @@ func renderNode(b *strings.Builder, n *Node, depth int) {
 		return
 	}
 	b.WriteString("- ")
-	head(b, n)
+	if isCell(n.Role) {
+		cellHead(b, n)
+	} else {
+		head(b, n)
+	}
 	switch {
 	case n.Frame:
 		if n.FrameError != "" {
@@ -66,7 +95,7 @@ func renderNode(b *strings.Builder, n *Node, depth int) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(strconv.Quote(o.Name))
+			b.WriteString(strconv.Quote(Clip(o.Name, MaxText)))
 			flag(b, "selected", o.Selected && n.Role != "combobox")
 			flag(b, "disabled", o.Disabled)
 		}
@@ -102,7 +131,7 @@ func head(b *strings.Builder, n *Node) {
 	b.WriteString(n.Role)
 	if n.Name != "" {
 		b.WriteString(" ")
-		b.WriteString(strconv.Quote(n.Name))
+		b.WriteString(strconv.Quote(Clip(n.Name, MaxText)))
 	}
 	if n.Level > 0 {
 		b.WriteString(" [level=")
@@ -130,10 +159,10 @@ func head(b *strings.Builder, n *Node) {
 	}
 	if n.Value != nil && *n.Value != "" {
 		b.WriteString(": ")
-		b.WriteString(strconv.Quote(*n.Value))
+		b.WriteString(strconv.Quote(Clip(*n.Value, MaxText)))
 	} else if n.Placeholder != "" && n.Placeholder != n.Name {
 		b.WriteString(" [placeholder=")
-		b.WriteString(strconv.Quote(n.Placeholder))
+		b.WriteString(strconv.Quote(Clip(n.Placeholder, MaxText)))
 		b.WriteString("]")
 	}
 }
@@ -191,13 +220,14 @@ func isCell(role string) bool {
 	return role == "cell" || role == "gridcell" || role == "columnheader" || role == "rowheader"
 }
 
-// inlineCell writes one cell of a simple row: its text, or its one element.
+// inlineCell writes one cell of a simple row: its text, or its one element,
+// inside its cell (gridcell: element) in a grid.
 func inlineCell(b *strings.Builder, c *Node) {
 	if c.Role == "text" {
 		b.WriteString(oneLine(c.Text))
 		return
 	}
-	// A cell's role is clear from its row; only a cell that is itself
+	// A table cell's role is clear from its row; a cell that is itself
 	// interactive is written with its role and ref.
 	if len(c.Children) == 0 {
 		if c.Ref != "" {
@@ -208,15 +238,40 @@ func inlineCell(b *strings.Builder, c *Node) {
 		return
 	}
 	k := c.Children[0]
-	if c.Ref != "" {
-		head(b, c)
-		b.WriteString(" ")
-	}
 	if k.Role == "text" {
+		if c.Ref != "" {
+			head(b, c)
+			b.WriteString(" ")
+		}
 		b.WriteString(oneLine(k.Text))
 		return
 	}
+	// A grid's cell is a widget of its own (arrow keys move between cells,
+	// a cell is selected), so the element is shown in it. Plain tables
+	// leave it out: a word per cell of every data table, for nothing the
+	// row does not already say.
+	if c.Role == "gridcell" || c.Ref != "" {
+		cellHead(b, c)
+		b.WriteString(": ")
+	}
 	head(b, k)
+}
+
+// cellHead writes a cell's head, without a name its element says.
+func cellHead(b *strings.Builder, c *Node) {
+	if namedByChild(c) {
+		cc := *c
+		cc.Name = ""
+		head(b, &cc)
+		return
+	}
+	head(b, c)
+}
+
+// namedByChild reports whether n is a cell whose name only repeats that of
+// the one element it holds (a cell named by its link): the element says it.
+func namedByChild(n *Node) bool {
+	return isCell(n.Role) && n.Name != "" && len(n.Children) == 1 && n.Children[0].Name == n.Name
 }
 
 func indent(b *strings.Builder, depth int) {
@@ -225,7 +280,9 @@ func indent(b *strings.Builder, depth int) {
 	}
 }
 
+// oneLine puts a text on one line, cut to MaxText characters.
 func oneLine(s string) string {
+	s = Clip(s, MaxText)
 	if strings.ContainsAny(s, "\n\r") {
 		s = strings.Join(strings.Fields(s), " ")
 	}

@@ -18,12 +18,19 @@ func TestRender(t *testing.T) {
 		{Role: "table", Children: []*Node{
 			{Role: "row", Children: []*Node{{Role: "columnheader", Name: "Item"}, {Role: "columnheader", Name: "Pick"}}},
 			{Role: "row", Children: []*Node{
-				{Role: "cell", Children: []*Node{{Role: "link", Name: "Item 1", Ref: "e4"}}},
-				{Role: "cell", Children: []*Node{{Role: "checkbox", Name: "Pick 1", Ref: "e5"}}},
+				{Role: "cell", Name: "Item 1", Children: []*Node{{Role: "link", Name: "Item 1", Ref: "e4"}}},
+				{Role: "cell", Name: "Pick 1", Children: []*Node{{Role: "checkbox", Name: "Pick 1", Ref: "e5"}}},
+			}},
+			// A grid's cell that is focusable itself keeps its state and ref.
+			{Role: "row", Children: []*Node{
+				{Role: "gridcell", Name: "Open", Ref: "e12", Selected: true, Children: []*Node{{Role: "button", Name: "Open", Ref: "e13"}}},
+				{Role: "gridcell", Name: "Done"},
+				{Role: "gridcell", Name: "Docs", Children: []*Node{{Role: "link", Name: "Docs", Ref: "e15"}}},
 			}},
 			// A row with a cell holding two things keeps its structure.
 			{Role: "row", Children: []*Node{
 				{Role: "cell", Children: []*Node{{Role: "text", Text: "a"}, {Role: "button", Name: "b", Ref: "e6"}}},
+				{Role: "cell", Name: "c", Children: []*Node{{Role: "link", Name: "c", Ref: "e14"}}},
 			}},
 		}},
 		{Role: "listitem", Children: []*Node{{Role: "text", Text: "one\n  line"}}},
@@ -44,10 +51,13 @@ Title: T
 - table:
   - row: Item | Pick
   - row: link "Item 1" [ref=e4] | checkbox "Pick 1" [ref=e5]
+  - row: gridcell [selected] [ref=e12]: button "Open" [ref=e13] | Done | gridcell: link "Docs" [ref=e15]
   - row:
     - cell:
       - text: a
       - button "b" [ref=e6]
+    - cell:
+      - link "c" [ref=e14]
 - listitem: one line
 - combobox "Size" [ref=e10]: "Medium" [options: "Small", "Medium", "Huge" [disabled]]
 - listbox "Tags" [ref=e11] [options: "a" [selected], "b"]
