@@ -58,7 +58,7 @@ func TestInspectorCLI(t *testing.T) {
 			}
 		}
 		nav := run(append(target, "--method", "tools/call", "--tool-name", "browser_navigate", "--tool-arg", "url="+fx.Page("form.html"))...)
-		if !strings.Contains(nav, "Title: Sign in") {
+		if !strings.Contains(nav, "Title: <page-content>Sign in</page-content>") {
 			t.Errorf("navigate result does not name the page title:\n%s", nav)
 		}
 	}

@@ -53,6 +53,7 @@ type options struct {
 	timeoutNavigation int
 	errorStyle        string
 	snapshotBudget    int
+	maxResultBytes    int
 	allowedOrigins    string
 	allowFileURLs     bool
 	noSandbox         bool
@@ -102,6 +103,7 @@ func run(args []string) error {
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
 	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 60000, "navigation timeout in milliseconds")
 	fs.IntVar(&o.snapshotBudget, "snapshot-budget", 50000, "default size budget of browser_snapshot, in characters of tree (0: no limit)")
+	fs.IntVar(&o.maxResultBytes, "max-result-bytes", server.DefaultMaxResultBytes, "most bytes of text in one tool result; a snapshot past it is read on with offset, other results are cut with a note (at least 10000)")
 	fs.StringVar(&o.configFile, "config", "", "JSON file with the roles (see docs/roles.md)")
 	fs.Func("role", "add a role: name=authfile[,defaultURL] (repeatable)", func(v string) error {
 		o.roleFlags = append(o.roleFlags, v)
@@ -201,6 +203,9 @@ func serve(o options) error {
 	if o.snapshotBudget < 0 {
 		return errors.New("--snapshot-budget must be 0 (no limit) or a positive number of characters")
 	}
+	if o.maxResultBytes < minResultBytes {
+		return fmt.Errorf("--max-result-bytes must be at least %d: a result must hold an error's plan", minResultBytes)
+	}
 	httpOpts := server.HTTPOptions{BindHost: o.host, AuthToken: o.authToken, InsecureNoAuth: o.insecureNoAuth,
 		AllowedOrigins: splitList(o.allowedHTTPOrigins), AllowedHosts: splitList(o.allowedHosts), MaxSessions: o.maxSessions}
 	if o.port != 0 {
@@ -232,6 +237,7 @@ func serve(o options) error {
 	}
 	srv := server.New(server.Config{ErrorStyle: style, DialogPolicy: dialog, Logger: logger,
 		SnapshotBudget: o.snapshotBudget,
+		MaxResultBytes: o.maxResultBytes,
 		NoEvaluate:     o.noEvaluate,
 		UploadDirs:     splitList(o.allowedDirs),
 		AllowBroadDirs: o.allowBroadDirs,
@@ -269,6 +275,10 @@ func serve(o options) error {
 	}
 	return nil
 }
+
+// minResultBytes is the smallest --max-result-bytes: below it, plans and
+// the notes that say how to read on would be cut.
+const minResultBytes = 10000
 
 func parseViewport(s string) (*playwright.Size, error) {
 	w, h, ok := strings.Cut(strings.ToLower(s), "x")

@@ -327,6 +327,7 @@ func TestBadFlagsStopBeforeTheBrowser(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"--snapshot-budget", "-1"},
+		{"--max-result-bytes", "100"},
 		{"--timeout-action", "0"},
 		{"--dialog", "maybe"},
 	} {

@@ -4,6 +4,7 @@
 // figures are printed with the retrace/peer ratio for each.
 //
 //	go run ./bench [-runs 7] [-out docs/benchmarks.md]
+//	go run ./bench -fence-only   # what fences cost, retrace alone
 //
 // make bench runs it. It is not part of make test.
 package main
@@ -35,8 +36,9 @@ func main() {
 	coldRuns := flag.Int("cold-runs", 3, "cold starts per server")
 	out := flag.String("out", "", "also write the report as Markdown to this file")
 	peerDir := flag.String("peer-dir", "", "where @playwright/mcp is installed (default: user cache dir)")
+	fences := flag.Bool("fence-only", false, "only measure what fencing page text costs, on retrace alone, and print it")
 	flag.Parse()
-	if err := run(*runs, *coldRuns, *out, *peerDir); err != nil {
+	if err := run(*runs, *coldRuns, *out, *peerDir, *fences); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -76,7 +78,7 @@ type result struct {
 	clickMs float64
 }
 
-func run(runs, coldRuns int, out, peerDir string) error {
+func run(runs, coldRuns int, out, peerDir string, fencesOnly bool) error {
 	root, err := fixture.ModuleRoot()
 	if err != nil {
 		return err
@@ -101,23 +103,32 @@ func run(runs, coldRuns int, out, peerDir string) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build retrace: %w", err)
 	}
+	retrace := server{name: "retrace", refArg: "ref", cmd: func() *exec.Cmd { return exec.Command(bin, "--executable-path", chromium, "--snapshot-budget", "0") }}
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "bench: retrace: fence cost")
+	fences, err := measureFences(&retrace, fx, enc)
+	if err != nil {
+		return fmt.Errorf("fence cost: %w", err)
+	}
+	if fencesOnly {
+		fmt.Print(renderFences(fences))
+		return nil
+	}
 	peerCLI, err := installPeer(peerDir)
 	if err != nil {
 		return err
 	}
 	servers := []server{
-		{name: "retrace", refArg: "ref", cmd: func() *exec.Cmd { return exec.Command(bin, "--executable-path", chromium, "--snapshot-budget", "0") }},
+		retrace,
 		{name: "playwright-mcp " + peerVersion, cmd: func() *exec.Cmd {
 			c := exec.Command("node", peerCLI, "--headless", "--isolated", "--executable-path", chromium, "--no-sandbox")
 			c.Dir = tmp // it writes snapshot files into its working directory
 			return c
 		}},
 	}
-	enc, err := tokenizer.Get(tokenizer.O200kBase)
-	if err != nil {
-		return err
-	}
-
 	results := map[string]map[string]result{}
 	cold := map[string]float64{}
 	peak := map[string]int64{}
@@ -140,7 +151,7 @@ func run(runs, coldRuns int, out, peerDir string) error {
 		results[s.name] = res
 		peak[s.name] = pk
 	}
-	report := render(servers, results, cold, peak, runs, chromium)
+	report := render(servers, results, cold, peak, runs, chromium) + renderFences(fences)
 	fmt.Print(report)
 	if out != "" {
 		return writeReport(out, report)

@@ -70,6 +70,15 @@ func Classify(err error, s Situation) *Error {
 			Call("browser_navigate", "after checking the address (scheme, host, port)", A("url", s.URL)),
 		}
 		e.Note = "Retrying the same URL will fail the same way until the server answers."
+		if code == "ERR_ABORTED" {
+			// Aborted by something that happened once (another navigation,
+			// a renderer that died), not by the server: a retry often works.
+			e.Actions = []Action{
+				Call("browser_navigate", "retry once: an aborted load often works the second time", A("url", s.URL)),
+				snapshot,
+			}
+			e.Note = ""
+		}
 		return &e
 
 	case strings.Contains(low, "timeout") && strings.Contains(low, "exceeded") && s.Navigating:

@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"net"
+	neturl "net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,7 +14,6 @@ import (
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
-	"github.com/retrace-dev/retrace/snapshot"
 )
 
 // The action pipeline: every tool that can change the page (click, type,
@@ -131,6 +133,7 @@ func (s *Server) run(ctx context.Context, c *call, o op) (*response, error) {
 		return nil, err
 	}
 	before := pageState(a.tab)
+	r.callBegins()
 	a.from, a.mark, a.start = before.url, a.tab.Mark(), time.Now()
 	if err := o.do(a); err != nil {
 		switch {
@@ -206,10 +209,14 @@ func (r *role) explain(err error, tool string, t *target, url string, timeout ti
 // same failure gets the same plan wherever a load happens.
 func (a *acting) load(url, verb string) error {
 	nav := a.srv.cfg.NavigationTimeout
-	resp, err := a.tab.Page.Goto(url, playwright.PageGotoOptions{
-		WaitUntil: playwright.WaitUntilStateDomcontentloaded,
-		Timeout:   playwright.Float(float64(nav.Milliseconds())),
-	})
+	start := time.Now()
+	if a.tab.Stuck.Load() && !answers(a.tab) {
+		// Chromium would ask the stuck page before leaving it, and wait.
+		if err := a.replaceStuck(); err != nil {
+			return err
+		}
+	}
+	resp, err := a.goTo(url, nav)
 	if err == nil {
 		err = a.unreachable(resp, url)
 	}
@@ -220,21 +227,32 @@ func (a *acting) load(url, verb string) error {
 		if code := a.tunnelFailure(err); code != "" {
 			err = fmt.Errorf("net::%s at %s", code, url)
 		}
+		if low := strings.ToLower(err.Error()); (strings.Contains(low, "err_aborted") || strings.Contains(low, "crash")) && a.rendererDied() {
+			return a.crashedLoading(url, err)
+		}
 		e := llmerr.Classify(err, llmerr.Situation{Tool: a.c.tool, URL: url, Timeout: nav, Navigating: true})
 		if e.Code == llmerr.NavigationTimeout {
 			// The request is still open in the browser; left so, the retry
 			// the plan offers would be aborted by it. Stopped, the tab can
-			// tell whether the page left behind is stuck in its own script:
-			// then retrying the load will not help, leaving the browser will.
+			// tell whether a page is stuck in its own script: a page left
+			// behind is dropped with its tab, and the retry runs in a fresh
+			// one; a page loaded is left to finish.
 			stopLoading(a.role, a.tab)
 			if !answers(a.tab) {
-				return busyPage(a.c.tool, url, err)
+				stuck := a.tab.Page.URL()
+				if sameURL(stuck, url) {
+					return busyLoading(a.c.tool, url, err)
+				}
+				if rerr := a.replaceStuck(); rerr != nil {
+					return busyPage(a.c.tool, url, err)
+				}
+				return stuckLoad(a.c.tool, url, stuck, a.c.roleName, err)
 			}
 		}
 		// Whether anything of the target arrived is read from where the tab
 		// is, not from commit events: the commit of the page before can land
 		// after the mark.
-		if e.Code == llmerr.NavigationTimeout && strings.TrimRight(a.tab.Page.URL(), "/") != strings.TrimRight(url, "/") {
+		if e.Code == llmerr.NavigationTimeout && !sameURL(a.tab.Page.URL(), url) {
 			// Nothing arrived: the tab still shows what it showed, so a
 			// snapshot has nothing to offer; a second try often works (a
 			// server waking up, a cold cache).
@@ -250,7 +268,173 @@ func (a *acting) load(url, verb string) error {
 		return e
 	}
 	a.landed = &pageChange{kind: landed, verb: verb, requested: url, status: statusOf(resp)}
+	// The load event gets part of what the navigation timeout left.
+	a.waitLoad(min(nav/2, loadWait, nav-time.Since(start)))
 	return nil
+}
+
+// loadWait bounds waiting for a loaded page's load event, after
+// DOMContentLoaded.
+const loadWait = 5 * time.Second
+
+// waitLoad gives the page's load event a bounded time: the page's scripts
+// that wait for it (handlers attached on load) set the page up. Requests
+// of other sites (an ad's frame, a slow widget) do not hold the agent.
+func (a *acting) waitLoad(limit time.Duration) {
+	if limit <= 0 {
+		return
+	}
+	page := a.tab.Page.URL()
+	a.tab.WaitLoaded(a.ctx, limit, func() bool {
+		pending := a.tab.Pending(browser.Mark{})
+		return len(pending) > 0 && !slices.ContainsFunc(pending, func(u string) bool { return sameSite(u, page) })
+	})
+}
+
+// sameSite reports whether two URLs share a host, or its last two labels
+// (www.example.com and cdn.example.com): a rough site, where ports do not
+// count.
+func sameSite(a, b string) bool {
+	ua, err1 := neturl.Parse(a)
+	ub, err2 := neturl.Parse(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	ha, hb := ua.Hostname(), ub.Hostname()
+	if ha == hb {
+		return true
+	}
+	if net.ParseIP(ha) != nil || net.ParseIP(hb) != nil {
+		return false
+	}
+	site := func(h string) string {
+		labels := strings.Split(h, ".")
+		return strings.Join(labels[max(0, len(labels)-2):], ".")
+	}
+	return site(ha) == site(hb)
+}
+
+// goTo loads url in the op's tab. When another navigation (most often
+// the page's own script) replaces the load, where the tab went decides:
+// the load is tried once more, and then the tab's landing is the result.
+func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error) {
+	deadline := time.Now().Add(nav)
+	for try := 0; ; try++ {
+		resp, err := a.tab.Page.Goto(url, playwright.PageGotoOptions{
+			WaitUntil: playwright.WaitUntilStateDomcontentloaded,
+			Timeout:   playwright.Float(float64(max(time.Until(deadline), time.Millisecond).Milliseconds())),
+		})
+		if err == nil || !strings.Contains(err.Error(), "interrupted by another navigation") {
+			return resp, err
+		}
+		if try == 0 && !sameURL(a.tab.Page.URL(), url) && time.Until(deadline) > nav/2 {
+			// Most often the page left behind navigates itself (a timer, a
+			// refresh): a fresh tab in its place has no script to do that.
+			if a.replaceTab("kept navigating itself") == nil {
+				continue
+			}
+		}
+		_ = a.tab.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
+			State:   playwright.LoadStateDomcontentloaded,
+			Timeout: playwright.Float(float64(max(time.Until(deadline), time.Millisecond).Milliseconds())),
+		})
+		a.res.addDid("Another navigation (the page's own, or a redirect by script) replaced the load; the tab shows where it went.")
+		return nil, nil
+	}
+}
+
+func sameURL(a, b string) bool { return strings.TrimRight(a, "/") == strings.TrimRight(b, "/") }
+
+// busyLoading is the error of a load whose page arrived but keeps its main
+// thread busy: it may finish (a very large page), or never (a loop).
+func busyLoading(tool, url string, err error) *llmerr.Error {
+	return &llmerr.Error{Code: llmerr.NavigationTimeout, Tool: tool, URL: url, Err: err,
+		Message: "The page arrived but does not answer: its main thread is busy.",
+		Cause:   "the page's own script runs without yielding (building a very large page, or a loop that never ends)",
+		Actions: []llmerr.Action{
+			llmerr.Call("browser_wait_for", "give its script time to finish", llmerr.A("time", 5)),
+			llmerr.Call("browser_snapshot", "see whether it answers now"),
+		},
+		Note: "If it still does not answer, browser_navigate to another page: the stuck tab is then replaced by a fresh one."}
+}
+
+// within runs f, a Playwright call that takes no timeout of its own (the
+// keyboard, the mouse), within the action timeout. Past it, the page is
+// asked whether it answers at all, so the error says which it was.
+func (a *acting) within(f func() error) error {
+	d := a.srv.cfg.ActionTimeout
+	err, ok := bounded(d, f)
+	if ok {
+		return err
+	}
+	if !answers(a.tab) {
+		return busyPage(a.c.tool, a.tab.Page.URL(), fmt.Errorf("no answer within %v", d))
+	}
+	return fmt.Errorf("Timeout %dms exceeded.", d.Milliseconds())
+}
+
+// rendererDied reports whether the tab's renderer crashed under a load
+// that failed. Chromium aborts the load first and reports the crash just
+// after, so the crash gets a moment to arrive.
+func (a *acting) rendererDied() bool {
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for !a.tab.Crashed() && !a.tab.Closed() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return a.tab.Crashed()
+}
+
+// crashedLoading is the error of a load whose renderer died under it. The
+// crashed tab is replaced at once, so the retry runs in a fresh page: a
+// renderer that died once (killed, out of memory) rarely dies again.
+func (a *acting) crashedLoading(url string, err error) error {
+	from := a.tab.Page.URL()
+	if _, rerr := a.role.replaceTab(a.tab); rerr != nil {
+		return crashedError(from)
+	}
+	retry := llmerr.Call("browser_navigate", "load it again in the fresh tab", llmerr.A("url", url))
+	if a.c.roleName != "" {
+		retry.Args = append(retry.Args, llmerr.A("role", a.c.roleName))
+	}
+	return &llmerr.Error{Code: llmerr.PageCrashed, Tool: a.c.tool, URL: url, Err: err,
+		Message: "The page's renderer died while " + url + " loaded; a fresh tab took its place.",
+		Cause:   "its renderer process died (killed, out of memory, or a browser bug)",
+		Actions: []llmerr.Action{retry, llmerr.Call("browser_snapshot", "get new refs")},
+		Note:    "A retry usually works: the fresh tab runs in a new renderer."}
+}
+
+// replaceStuck puts a fresh tab in place of the op's tab, whose page does
+// not answer.
+func (a *acting) replaceStuck() error {
+	return a.replaceTab("did not answer (its main thread is busy)")
+}
+
+// replaceTab puts a fresh tab in place of the op's tab, and says why in
+// the result.
+func (a *acting) replaceTab(why string) error {
+	old := a.tab
+	t, err := a.role.replaceTab(old)
+	if err != nil {
+		return err
+	}
+	a.res.tabs = append(a.res.tabs, fmt.Sprintf("The page %s %s, so its tab was closed and a fresh one took its place; its refs are stale.", old.Page.URL(), why))
+	a.tab, a.mark = t, t.Mark()
+	return nil
+}
+
+// stuckLoad is the error of a load that ran out of time on a page that
+// does not answer, after its tab was replaced: the retry runs in the fresh
+// tab.
+func stuckLoad(tool, url, stuck, roleName string, err error) *llmerr.Error {
+	retry := llmerr.Call("browser_navigate", "load it again in the fresh tab", llmerr.A("url", url))
+	if roleName != "" {
+		retry.Args = append(retry.Args, llmerr.A("role", roleName))
+	}
+	e := &llmerr.Error{Code: llmerr.NavigationTimeout, Tool: tool, URL: url, Err: err,
+		Message: "The page did not answer, so the navigation could not finish; its tab was closed and a fresh one took its place.",
+		Cause:   "a script on " + stuck + " keeps the page's main thread busy",
+		Actions: []llmerr.Action{retry, llmerr.Call("browser_snapshot", "see what the fresh tab shows")}}
+	return e
 }
 
 func statusOf(resp playwright.Response) int {
@@ -299,6 +483,7 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 		res.page = &pageChange{kind: retitled, from: before.url, to: after.url, title: after.title, oldTitle: before.title}
 	}
 	res.unfinished = settled.LoadErr != nil
+	res.notLoaded = !res.unfinished && !tab.Loaded()
 	if a.landed != nil || moved || settled.Navigated || after.title != before.title || a.mainRefusal() != nil {
 		if err := a.checkLanding(after.url); err != nil {
 			return err
@@ -319,6 +504,19 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 	if a.opened != nil {
 		select {
 		case <-a.opened:
+			// Popups come in bursts: the burst gets to pause before they
+			// are reported, boundedly.
+			burst := time.Now().Add(2 * time.Second)
+			for time.Now().Before(burst) {
+				next := r.pageOpened()
+				select {
+				case <-next:
+					continue
+				case <-time.After(300 * time.Millisecond):
+				case <-a.ctx.Done():
+				}
+				break
+			}
 		case <-time.After(min(nav, 3*time.Second)):
 		case <-a.ctx.Done():
 		}
@@ -434,7 +632,7 @@ func (a *acting) includeSnapshot() {
 		a.res.noSnapshot = llmerr.FirstLine(err.Error())
 		return
 	}
-	a.res.snapshot = snap.Render(snapshot.View{Budget: a.srv.cfg.SnapshotBudget, Fence: true})
+	a.res.snapshot = snap.Render(a.srv.view(a.c, a.srv.cfg.SnapshotBudget, 0))
 }
 
 // describe names the element for a result line: role "name" [ref=eN].

@@ -28,7 +28,7 @@ func TestSaveAuthWritesPlaywrightFormat(t *testing.T) {
 	os.Chmod(path, 0o644) // saving also narrows a file others could read
 	c := connect(t, Config{Roles: rolesConfig(t, "admin="+path)})
 	c.record = true
-	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "admin"}), "Title: Account")
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "admin"}), "Title: <page-content>Account</page-content>")
 	c.ok("browser_evaluate", map[string]any{"function": "() => localStorage.setItem('note', 'line \"1\"\\né')", "role": "admin"})
 	mustContain(t, c.ok("browser_save_auth", map[string]any{"role": "admin"}),
 		"Saved the sign-in of role admin to "+path+": 1 cookie, local storage of 1 origin.")
@@ -108,7 +108,7 @@ func TestSaveAuthDiskFull(t *testing.T) {
 	old, _ := os.ReadFile(path)
 	c := connect(t, Config{Roles: rolesConfig(t, "admin="+path)})
 	c.record = true
-	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "admin"}), "Title: Account")
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "admin"}), "Title: <page-content>Account</page-content>")
 	c.ok("browser_evaluate", map[string]any{"function": "() => localStorage.setItem('theme', 'x'.repeat(3000))", "role": "admin"})
 	filler := fillDisk(t, dir)
 

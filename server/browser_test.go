@@ -12,7 +12,7 @@ func TestFormFlow(t *testing.T) {
 	t.Parallel()
 	c := connect(t, Config{})
 	nav := c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
-	mustContain(t, nav, "Title: Sign in", "HTTP 200")
+	mustContain(t, nav, "Title: <page-content>Sign in</page-content>", "HTTP 200")
 
 	snap := c.ok("browser_snapshot", nil)
 	mustContain(t, snap, `heading "Sign in" [level=1]`, `textbox "Email"`, `textbox "Password"`,
@@ -25,7 +25,7 @@ func TestFormFlow(t *testing.T) {
 	mustContain(t, typed, "Typed 15 characters", `textbox "Email"`)
 	c.ok("browser_click", map[string]any{"ref": remember})
 	clicked := c.ok("browser_click", map[string]any{"ref": submit, "element": "the sign in button"})
-	mustContain(t, clicked, `Title changed: "Sign in" → "Signed in"`)
+	mustContain(t, clicked, `Title changed: <page-content>Sign in</page-content> → <page-content>Signed in</page-content>`)
 
 	snap2 := c.ok("browser_snapshot", nil)
 	mustContain(t, snap2, "Welcome, ada@example.com (remembered)", `[checked]`, `"ada@example.com"`)
@@ -41,7 +41,7 @@ func TestTypeSubmit(t *testing.T) {
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	snap := c.ok("browser_snapshot", nil)
 	res := c.ok("browser_type", map[string]any{"ref": refOf(t, snap, `textbox "Email"`), "text": "bob@example.com", "submit": true})
-	mustContain(t, res, "Pressed Enter", `"Signed in"`)
+	mustContain(t, res, "Pressed Enter", `<page-content>Signed in</page-content>`)
 }
 
 func TestCrossOriginFrameClick(t *testing.T) {
@@ -111,7 +111,7 @@ func TestStaleRefAfterNavigation(t *testing.T) {
 	snap := c.ok("browser_snapshot", nil)
 	link := refOf(t, snap, `link "Go to the form"`)
 	res := c.ok("browser_click", map[string]any{"ref": link})
-	mustContain(t, res, "Page navigated:", "form.html", "Title: Sign in")
+	mustContain(t, res, "Page navigated:", "form.html", "Title: <page-content>Sign in</page-content>")
 
 	r := c.fail("browser_click", map[string]any{"ref": link}, llmerr.StaleRef)
 	c.golden("STALE_REF-navigated", r)
@@ -145,9 +145,9 @@ func TestDialogsDoNotBlock(t *testing.T) {
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("dialogs.html")})
 	snap := c.ok("browser_snapshot", nil)
 	for _, tc := range []struct{ button, dialog, after string }{
-		{"Alert", `alert dialog "Hello from alert" was dismissed`, "after alert"},
-		{"Confirm", `confirm dialog "Delete everything?" was dismissed`, "confirm returned false"},
-		{"Prompt", `prompt dialog "Your name?" was dismissed`, "prompt returned null"},
+		{"Alert", `alert dialog <page-content>Hello from alert</page-content> was dismissed`, "after alert"},
+		{"Confirm", `confirm dialog <page-content>Delete everything?</page-content> was dismissed`, "confirm returned false"},
+		{"Prompt", `prompt dialog <page-content>Your name?</page-content> was dismissed`, "prompt returned null"},
 	} {
 		start := time.Now()
 		res := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "`+tc.button+`"`)})
@@ -185,7 +185,7 @@ func TestNavigateErrors(t *testing.T) {
 		mustContain(t, r.Text, "not a URL the browser can load")
 	}
 	// The session still works after every failure.
-	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: Sign in")
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: <page-content>Sign in</page-content>")
 	// An HTTP error status is a loaded page, reported, not an error.
 	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("status/404")}), "HTTP 404")
 }

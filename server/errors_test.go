@@ -127,7 +127,7 @@ func TestBrowserKilled(t *testing.T) {
 	mustContain(t, r.Text, "closed, crashed or was killed", `browser_navigate(url="`+fx.Page("hang")+`")`)
 	// The next call starts a fresh browser. (The plan's own step would load
 	// the hanging page again, so the test goes elsewhere.)
-	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: Sign in")
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: <page-content>Sign in</page-content>")
 	mustContain(t, c.ok("browser_snapshot", nil), `button "Sign in" [ref=`)
 }
 
@@ -222,18 +222,18 @@ func TestEvaluate(t *testing.T) {
 	t.Parallel()
 	c := connect(t, Config{})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
-	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.title"}), `Result: "Sign in"`)
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.title"}), `Result: <page-content>"Sign in"</page-content>`)
 	snap := c.ok("browser_snapshot", nil)
 	email := refOf(t, snap, `textbox "Email"`)
-	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "(el) => el.id", "ref": email}), `Result: "email"`)
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "(el) => el.id", "ref": email}), `Result: <page-content>"email"</page-content>`)
 
 	r := c.fail("browser_evaluate", map[string]any{"function": "() => document.querySelector('#nope').value"}, llmerr.EvaluationFailed)
 	c.golden("EVALUATION_FAILED", r)
-	mustContain(t, r.Text, "The script threw: TypeError", "Cannot read properties of null", "will throw the same way")
+	mustContain(t, r.Text, "The script threw: <page-content>TypeError", "Cannot read properties of null", "will throw the same way")
 	r = c.fail("browser_evaluate", map[string]any{"function": "() => {"}, llmerr.EvaluationFailed)
 	mustContain(t, r.Text, "SyntaxError")
 	// The session is still fine.
-	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => 1 + 1"}), "Result: 2")
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => 1 + 1"}), "Result: <page-content>2</page-content>")
 
 	off := connect(t, Config{NoEvaluate: true})
 	res, err := off.cs.ListTools(context.Background(), nil)
@@ -260,4 +260,72 @@ func TestSetupRequired(t *testing.T) {
 			c.golden("SETUP_REQUIRED", r)
 		}
 	}
+}
+
+// A renderer killed while a navigation is in flight: the error's plan is
+// to load the page again, and doing so works.
+func TestRendererKilledDuringNavigation(t *testing.T) {
+	t.Parallel()
+	f := newFaultRig(t) // its own browser: only its renderers are killed
+	c := f.c
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	key := fmt.Sprintf("crash-%d", time.Now().UnixNano())
+	held := fx.Held(key)
+	done := make(chan reply, 1)
+	go func() { done <- c.callAsync("browser_navigate", map[string]any{"url": fx.URL + "/hold/" + key}) }()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the navigation never reached the fixture")
+	}
+	b, err := browserPID("--" + f.marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderers := descendants(b, "--type=renderer")
+	if len(renderers) == 0 {
+		t.Fatal("no renderer process under the browser")
+	}
+	for _, pid := range renderers {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	var e reply
+	select {
+	case e = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("navigate did not return after its renderer died")
+	}
+	fx.Release(key)
+	t.Logf("navigate when its renderer was killed (%d renderers):\n%s", len(renderers), e.Text)
+	if !e.IsError {
+		t.Fatalf("navigate succeeded although its renderer died:\n%s", e.Text)
+	}
+	if strings.Contains(e.Text, "fail the same way") || strings.Contains(e.Text, "will not help") || strings.Contains(e.Text, "busy") {
+		t.Errorf("the plan misreads a killed renderer:\n%s", e.Text)
+	}
+	c.follow(e)
+	mustContain(t, c.ok("browser_snapshot", nil), "released")
+}
+
+// descendants lists the processes under pid whose command line has arg.
+func descendants(pid int, arg string) []int {
+	var out []int
+	for _, p := range allPIDs() {
+		for q := p; q > 1; {
+			pp, err := parentPID(q)
+			if err != nil {
+				break
+			}
+			if pp == pid {
+				// A child's command line is rewritten into one string.
+				if args, err := cmdline(p); err == nil && strings.Contains(strings.Join(args, " ")+" ", arg+" ") &&
+					!strings.Contains(strings.Join(args, " "), "--top-chrome-webui") {
+					out = append(out, p)
+				}
+				break
+			}
+			q = pp
+		}
+	}
+	return out
 }

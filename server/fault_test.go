@@ -32,6 +32,8 @@ type faultRig struct {
 	marker string
 	// n numbers the /hold/ keys of the rig's calls in flight.
 	n int
+	// firstStep is the text of the last followed plan's first step.
+	firstStep string
 }
 
 func newFaultRig(t *testing.T) *faultRig {
@@ -159,6 +161,9 @@ func (f *faultRig) follow(r reply) error {
 		if res.IsError {
 			return fmt.Errorf("step %d, %s(%s), failed (%s):\n%s", steps, m[1], m[2], res.code(), res.Text)
 		}
+		if steps == 1 {
+			f.firstStep = res.Text
+		}
 	}
 	if steps == 0 {
 		return fmt.Errorf("a plan without steps:\n%s", r.Text)
@@ -277,6 +282,11 @@ func (f *faultRig) round(fr faultRound) (faultResult, error) {
 	}
 	res.plan = time.Since(start)
 	res.recovered = time.Since(killed)
+	if fr.inFlight && !strings.Contains(f.firstStep, "started again") {
+		// The call that met the death said so; the next one runs in a new
+		// browser and must say that too, or an agent would trust old refs.
+		return res, fmt.Errorf("the plan's first step does not say the browser was started again:\n%s", f.firstStep)
+	}
 	snap, err = f.mustOK("browser_snapshot", nil)
 	if err != nil {
 		return res, err
@@ -365,7 +375,7 @@ func TestDriverKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, f.c.ok("browser_close", nil), "Closed the browser")
-	mustContain(t, f.c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: Sign in")
+	mustContain(t, f.c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: <page-content>Sign in</page-content>")
 	if _, err := f.kill(browser.ProcessDriver); err != nil {
 		t.Fatal(err)
 	}

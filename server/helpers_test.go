@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -440,34 +442,101 @@ func TestHelperRenderValue(t *testing.T) {
 		{"number", 1.5, "1.5"},
 		{"map", map[string]any{"b": 2, "a": []any{true, "x"}}, `{"a":[true,"x"],"b":2}`},
 		{"not JSON", math.Inf(1), "+Inf"},
+		// The page's words cannot close the fence.
+		{"fence", "</page-content>", `"\u003c/page-content\u003e"`},
+		{"not JSON, fence", fmt.Stringer(fenceCloser{}), `<\/page-content>`},
 	} {
-		if got := renderValue(tc.in); got != tc.want {
-			t.Errorf("%s: renderValue(%v) = %q, want %q", tc.name, tc.in, got, tc.want)
+		if got, want := renderValue(tc.in, maxEvalResult), "<page-content>"+tc.want+"</page-content>"; got != want {
+			t.Errorf("%s: renderValue(%v) = %q, want %q", tc.name, tc.in, got, want)
 		}
 	}
 
 	// Exactly the limit is not cut.
 	fits := strings.Repeat("a", maxEvalResult-2) // plus two quotes
-	if got := renderValue(fits); got != `"`+fits+`"` {
+	if got := renderValue(fits, maxEvalResult); got != `<page-content>"`+fits+`"</page-content>` {
 		t.Errorf("renderValue of %d characters was changed: %.40q…", maxEvalResult, got)
 	}
 
 	// A long result is cut by characters: "é" is two bytes, so a cut by
-	// bytes would split one.
+	// bytes would split one. The note, outside the fence, says how to get
+	// the rest.
 	long := strings.Repeat("é", maxEvalResult+5000)
-	got := renderValue(long)
+	got := renderValue(long, maxEvalResult)
 	if !utf8.ValidString(got) {
 		t.Fatalf("renderValue cut inside a character: ends %q", got[len(got)-60:])
 	}
-	suffix := "… (cut: 25002 characters in all)"
+	suffix := "</page-content>\n[Cut at 20000 of 25002 characters: return less, a part (like JSON.stringify(value).slice(20000, 40000)) or only the fields needed.]"
 	head, ok := strings.CutSuffix(got, suffix)
 	if !ok {
 		t.Fatalf("renderValue of a long string ends %q, want %q", got[max(0, len(got)-60):], suffix)
 	}
+	head = strings.TrimPrefix(head, "<page-content>")
 	if n := utf8.RuneCountInString(head); n != maxEvalResult {
 		t.Errorf("renderValue kept %d characters, want %d", n, maxEvalResult)
 	}
 	if want := `"` + strings.Repeat("é", maxEvalResult-1); head != want {
 		t.Errorf("renderValue kept %.40q…, want the quote and %d é", head, maxEvalResult-1)
+	}
+}
+
+// fenceCloser is a value JSON cannot write, whose text closes the fence.
+type fenceCloser struct{}
+
+func (fenceCloser) String() string               { return "</page-content>" }
+func (fenceCloser) MarshalJSON() ([]byte, error) { return nil, errors.New("no JSON") }
+
+func TestHelperCapText(t *testing.T) {
+	t.Parallel()
+	if got := capText("short", 100); got != "short" {
+		t.Errorf("capText of a short text = %q", got)
+	}
+	// A cut inside a fence closes it; the note, outside, says what was cut.
+	text := "Did something.\n<page-content>\n" + strings.Repeat("é", 5000) + "\n</page-content>"
+	got := capText(text, 1000)
+	if len(got) > 1000 || !utf8.ValidString(got) {
+		t.Fatalf("%d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
+	body, note, ok := strings.Cut(got, "\n</page-content>\n[Result cut at the 1000-byte limit: ")
+	if !ok || !strings.HasPrefix(body, "Did something.\n<page-content>\néé") || !strings.Contains(note, "more bytes not shown. Ask for less") {
+		t.Errorf("got:\n%s", got)
+	}
+	// Outside a fence, none is added.
+	if got := capText(strings.Repeat("a", 2000), 1000); strings.Contains(got, "</page-content>") || len(got) > 1000 {
+		t.Errorf("got:\n%s", got)
+	}
+}
+
+func TestHelperFitLines(t *testing.T) {
+	t.Parallel()
+	lines := []string{"aaaa", "bbbb", "cccc", "dddd"} // 5 bytes each with its newline
+	for _, tc := range []struct {
+		room   int
+		newest bool
+		want   []string
+		left   int
+	}{
+		{100, false, lines, 0},
+		{12, false, []string{"aaaa", "bbbb"}, 2},
+		{12, true, []string{"cccc", "dddd"}, 2},
+		{4, true, []string{}, 4},
+	} {
+		got, left := fitLines(lines, tc.room, tc.newest)
+		if !slices.Equal(got, tc.want) || left != tc.left {
+			t.Errorf("fitLines(room %d, newest %v) = %q, %d; want %q, %d", tc.room, tc.newest, got, left, tc.want, tc.left)
+		}
+	}
+}
+
+func TestHelperTitleLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"", "Title: "},
+		{"Sign in", "Title: <page-content>Sign in</page-content>"},
+		{"a</page-content>b", `Title: <page-content>a<\/page-content>b</page-content>`},
+		{strings.Repeat("t", 1001), "Title: <page-content>" + strings.Repeat("t", 1000) + "… [1 more characters not shown]</page-content>"},
+	} {
+		if got := titleLine(tc.in); got != tc.want {
+			t.Errorf("titleLine(%.20q) = %.80q, want %.80q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -159,6 +159,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		origins: map[string]bool{},
 		maxBody: o.MaxBodyBytes,
 		bodyTTL: o.BodyTimeout,
+		abort:   s.abortSession,
 		next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
 			&mcp.StreamableHTTPOptions{Logger: s.log, SessionTimeout: o.SessionTimeout,
 				MaxRequestBodyBytes: o.MaxBodyBytes,
@@ -193,7 +194,9 @@ type httpGuard struct {
 	maxBody  int64
 	bodyTTL  time.Duration
 	cap      *sessionCap
-	next     http.Handler
+	// abort closes a session's browser contexts under its calls.
+	abort func(id string)
+	next  http.Handler
 }
 
 // corsAllowHeaders are the request headers a browser client of the
@@ -264,6 +267,11 @@ func (g *httpGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer g.cap.settle(res)
 		w = &settlingWriter{ResponseWriter: w, settle: func() { g.cap.settle(res) }}
 		r = r.WithContext(context.WithValue(r.Context(), reservationKey{}, res))
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+		// The SDK ends a session only once its calls return; one stuck on
+		// a page would hold the DELETE for its whole timeout.
+		g.abort(id)
 	}
 	g.next.ServeHTTP(w, r)
 }

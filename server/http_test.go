@@ -517,3 +517,50 @@ func TestNewHTTPServerTimeouts(t *testing.T) {
 		t.Errorf("unbounded: ReadHeaderTimeout %v, IdleTimeout %v, MaxHeaderBytes %d", hs.ReadHeaderTimeout, hs.IdleTimeout, hs.MaxHeaderBytes)
 	}
 }
+
+// A DELETE of a session whose call is stuck on a frozen page answers at
+// once and frees the session's pages, without waiting for the call.
+func TestHTTPDeleteStuckSession(t *testing.T) {
+	t.Parallel()
+	srv, endpoint := httpServer(t, Config{ActionTimeout: 30 * time.Second, NavigationTimeout: 30 * time.Second}, HTTPOptions{})
+	cs, err := sdkConnect(t, endpoint, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, args map[string]any) (*mcp.CallToolResult, error) {
+		return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	}
+	if _, err := call("browser_navigate", map[string]any{"url": fx.Page("busy.html")}); err != nil {
+		t.Fatal(err)
+	}
+	st := srv.sessionForTest()
+	r := st.peek(defaultRole)
+	r.mu.Lock()
+	page := r.tab.Page
+	r.mu.Unlock()
+	stuck := make(chan struct{})
+	go func() {
+		defer close(stuck)
+		_, _ = call("browser_evaluate", map[string]any{"function": "() => { while (true) {} }"})
+	}()
+	time.Sleep(time.Second) // the call holds the role now
+	start := time.Now()
+	code, _, body := send(t, "DELETE", endpoint, "", headers{"Mcp-Session-Id": cs.ID()})
+	answered := time.Since(start)
+	if code != http.StatusNoContent || answered > 2*time.Second {
+		t.Fatalf("DELETE of a session with a stuck call: %d after %v\n%s", code, answered, body)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for !page.IsClosed() && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !page.IsClosed() {
+		t.Fatal("the deleted session's page is still open 2 s after the DELETE")
+	}
+	t.Logf("DELETE answered in %v; the page was closed %v after it was sent", answered.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	select {
+	case <-stuck:
+	case <-time.After(10 * time.Second):
+		t.Error("the stuck call did not end after its session was deleted")
+	}
+}

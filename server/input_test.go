@@ -26,7 +26,7 @@ func TestHoverAndPressKey(t *testing.T) {
 	c.ok("browser_type", map[string]any{"ref": search, "text": "old text"})
 	mustContain(t, c.ok("browser_press_key", map[string]any{"key": "Control+A"}), "Pressed Control+A.")
 	c.ok("browser_press_key", map[string]any{"key": "Backspace"})
-	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.querySelector('[name=q]').value"}), `Result: ""`)
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.querySelector('[name=q]').value"}), `Result: <page-content>""</page-content>`)
 	c.ok("browser_type", map[string]any{"ref": search, "text": "kettle"})
 	// Aliases models write are accepted; Enter submits the form.
 	res := c.ok("browser_press_key", map[string]any{"key": "return"})

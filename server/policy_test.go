@@ -145,5 +145,5 @@ func TestBlockListHoldsThroughRedirects(t *testing.T) {
 	if n := fx.Hits(key); n != 0 {
 		t.Errorf("the blocked origin was reached %d times", n)
 	}
-	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: Sign in")
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: <page-content>Sign in</page-content>")
 }

@@ -115,16 +115,21 @@ func busyPage(tool, url string, err error) *llmerr.Error {
 		Message: "The page does not answer: its main thread is busy (a script that never yields).",
 		Cause:   "the page's own script keeps its main thread busy, so nothing can run in it",
 		Actions: []llmerr.Action{
-			llmerr.Call("browser_close", "close the role's browser: that frees the page's process; its refs become stale"),
-			llmerr.Call("browser_navigate", "open the page again in a fresh browser", llmerr.A("url", url)),
+			llmerr.Call("browser_navigate", "leave the page: its tab is replaced by a fresh one, and the role stays signed in", llmerr.A("url", url)),
+			llmerr.Call("browser_snapshot", "get new refs"),
 		},
 		Note: "Retrying on this page will hang the same way until it is left."}
 }
 
 // answers reports whether the tab's page runs a trivial script within a
-// second: a page stuck in its own script does not.
+// second (a page already found stuck gets less): a page stuck in its own
+// script does not.
 func answers(tab *browser.Tab) bool {
-	_, ok := bounded(time.Second, func() error { _, err := tab.Page.Evaluate("() => true"); return err })
+	wait := time.Second
+	if tab.Stuck.Load() {
+		wait = stuckTitleWait // known stuck: asked again briefly
+	}
+	_, ok := bounded(wait, func() error { _, err := tab.Page.Evaluate("() => true"); return err })
 	tab.Stuck.Store(!ok)
 	return ok
 }

@@ -138,8 +138,9 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 		if c.role != nil {
 			// What did not stop the call comes back beside its result.
 			out.warnings = c.role.warnings()
+			out.notes = c.role.takeNotes()
 		}
-		return out.result(), nil
+		return out.result(s.cfg.MaxResultBytes), nil
 	})
 }
 
@@ -240,7 +241,7 @@ func (s *Server) errorResult(e *llmerr.Error) *mcp.CallToolResult {
 	}
 	return &mcp.CallToolResult{
 		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: e.Text(s.cfg.ErrorStyle)}},
+		Content:           []mcp.Content{&mcp.TextContent{Text: capText(e.Text(s.cfg.ErrorStyle), s.cfg.MaxResultBytes)}},
 		StructuredContent: e.Structured(),
 	}
 }

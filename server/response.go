@@ -9,6 +9,7 @@ import (
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/snapshot"
 )
 
 // response is what a successful tool call returns. Handlers and the action
@@ -18,11 +19,15 @@ import (
 type response struct {
 	// did says what the call did, a sentence or a few lines.
 	did []string
+	// notes are what the role kept to say once (a browser started again).
+	notes []string
 	// page is where the tab went, when the call moved it.
 	page *pageChange
 	// unfinished is set when a new document had not loaded when the call
 	// returned.
 	unfinished bool
+	// notLoaded is set when the page had not fired its load event.
+	notLoaded bool
 	// loading lists what was still loading, reported and not waited for.
 	loading []string
 	dialogs []browser.DialogEvent
@@ -97,6 +102,9 @@ func (r *response) text() string {
 	for _, d := range r.did {
 		line(d)
 	}
+	for _, n := range r.notes {
+		line(n)
+	}
 	if p := r.page; p != nil {
 		switch p.kind {
 		case landed:
@@ -108,19 +116,22 @@ func (r *response) text() string {
 			if p.requested != "" && p.requested != p.to {
 				line("Requested: " + p.requested)
 			}
-			line("Title: " + p.title)
+			line(titleLine(p.title))
 		case navigated:
 			line(fmt.Sprintf("Page navigated: %s → %s", p.from, p.to))
-			line("Title: " + p.title)
+			line(titleLine(p.title))
 		case reloaded:
 			line("Page reloaded: " + p.to)
-			line("Title: " + p.title)
+			line(titleLine(p.title))
 		case retitled:
-			line(fmt.Sprintf("Title changed: %q → %q", p.oldTitle, p.title))
+			line(fmt.Sprintf("Title changed: %s → %s", pageTitle(p.oldTitle), pageTitle(p.title)))
 		}
 	}
 	if r.unfinished {
 		line("The new page had not finished loading; browser_snapshot() shows what is there.")
+	}
+	if r.notLoaded {
+		line("The page has not fired its load event yet: scripts waiting for it have not run, so a control may do nothing until it loads (browser_wait_for(time=2), then act).")
 	}
 	if n := len(r.loading); n > 0 {
 		shown := r.loading[:min(3, n)]
@@ -131,7 +142,7 @@ func (r *response) text() string {
 		line(s)
 	}
 	for _, d := range r.dialogs {
-		line("Dialog: " + d.String())
+		line("Dialog: " + d.Format(pageText))
 	}
 	if len(r.accept) > 0 {
 		line("If it should have been accepted:")
@@ -163,7 +174,7 @@ func (r *response) text() string {
 func (r *response) structured() map[string]any {
 	m := map[string]any{}
 	if p := r.page; p != nil {
-		page := map[string]any{"url": p.to, "title": p.title}
+		page := map[string]any{"url": p.to, "title": snapshot.Clip(p.title, snapshot.MaxTitle)}
 		if p.from != "" && p.from != p.to {
 			page["from"] = p.from
 		}
@@ -175,7 +186,7 @@ func (r *response) structured() map[string]any {
 	if len(r.dialogs) > 0 {
 		ds := make([]map[string]any, len(r.dialogs))
 		for i, d := range r.dialogs {
-			ds[i] = map[string]any{"type": d.Type, "message": d.Message, "accepted": d.Accepted}
+			ds[i] = map[string]any{"type": d.Type, "message": snapshot.Clip(d.Message, snapshot.MaxText), "accepted": d.Accepted}
 		}
 		m["dialogs"] = ds
 	}
@@ -188,9 +199,9 @@ func (r *response) structured() map[string]any {
 	return m
 }
 
-// result is the MCP form of the response.
-func (r *response) result() *mcp.CallToolResult {
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.text()}}}
+// result is the MCP form of the response, its text at most limit bytes.
+func (r *response) result(limit int) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: capText(r.text(), limit)}}}
 	if st := r.structured(); st != nil {
 		res.StructuredContent = st
 	}

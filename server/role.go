@@ -37,7 +37,10 @@ type role struct {
 	pages   map[playwright.Page]*browser.Tab
 	opened  []*browser.Tab
 	newPage chan struct{} // closed and replaced when a page opens
-	answers *browser.DialogAnswers
+	// popups counts the pages opened since the role's last call began;
+	// stormClosed, those closed as they opened, past the limit.
+	popups, stormClosed int
+	answers             *browser.DialogAnswers
 	// log records the role's partial failures (frames, auth); its entries
 	// come back as warnings on the role's results.
 	log failurelog.Log
@@ -55,6 +58,11 @@ type role struct {
 	// call, which failed with BROWSER_CLOSED.
 	busy    bool
 	metLoss playwright.BrowserContext
+	// notes are said once, on the role's next result (popMu): that the
+	// browser was started again under it, for one.
+	notes []string
+	// live is bctx, for abort, which must not wait for mu (popMu).
+	live playwright.BrowserContext
 }
 
 // callLock is the role's lock (mu). Unlocking it runs afterCall first, still
@@ -73,10 +81,17 @@ func (l *callLock) Unlock() {
 	l.Mutex.Unlock()
 }
 
-// noteLoss is the role's afterCall: a call that used the context and ends
-// with it lost met the death of its browser or driver, and failed with
-// BROWSER_CLOSED (a call in flight fails at once), so the next call need
-// not say it again.
+// afterCall runs as each of the role's calls ends, under its lock.
+func (r *role) afterCall() {
+	r.noteLoss()
+	// The element handles the call resolved are done with: disposed, they
+	// no longer pin their elements in the driver and in Chromium.
+	r.eng.Release()
+}
+
+// noteLoss notes when a call that used the context ends with it lost: it
+// met the death of its browser or driver, and failed with BROWSER_CLOSED
+// (a call in flight fails at once), so the next call need not say it again.
 func (r *role) noteLoss() {
 	busy := r.busy
 	r.busy = false
@@ -110,9 +125,37 @@ func (r *role) checkContext() error {
 	}
 	r.closeLocked()
 	if told {
+		// The call that met the death said so; this one runs in a fresh
+		// browser, and its result says that too.
+		r.note(restartNote(what))
 		return nil
 	}
 	return lostError(url, what)
+}
+
+// restartNote says that the role's next page is in a browser started again.
+func restartNote(what browser.Process) string {
+	gone := "Chromium closed"
+	if what == browser.ProcessDriver {
+		gone = "the Playwright driver stopped"
+	}
+	return "Note: " + gone + " since the call before last, so this runs in a browser started again: the role's earlier pages are gone and refs issued before are stale."
+}
+
+// note keeps s for the role's next result.
+func (r *role) note(s string) {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	r.notes = append(r.notes, s)
+}
+
+// takeNotes returns the notes kept for this result and forgets them.
+func (r *role) takeNotes() []string {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	n := r.notes
+	r.notes = nil
+	return n
 }
 
 // lostUnder is the error of a call under which the role's browser or
@@ -213,6 +256,43 @@ func (r *role) wrap(page playwright.Page) *browser.Tab {
 	return t
 }
 
+// popup is the context's page event. Past maxNewTabs pages since the
+// role's last call began, a page is closed as it opens: a popup storm
+// cannot drown the role in tabs, whenever its pages arrive. It runs on
+// Playwright's dispatch goroutine, so the close runs elsewhere.
+func (r *role) popup(page playwright.Page) {
+	r.popMu.Lock()
+	storm := r.popups >= maxNewTabs && r.pages[page] == nil
+	if storm {
+		r.stormClosed++
+	} else {
+		r.popups++
+	}
+	r.popMu.Unlock()
+	if storm {
+		go func() { _ = page.Close() }()
+		return
+	}
+	r.wrap(page)
+}
+
+// callBegins starts the count of pages opened under a call.
+func (r *role) callBegins() {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	r.popups = 0
+}
+
+// takeStormClosed returns how many pages popup closed since it was last
+// asked.
+func (r *role) takeStormClosed() int {
+	r.popMu.Lock()
+	defer r.popMu.Unlock()
+	n := r.stormClosed
+	r.stormClosed = 0
+	return n
+}
+
 // pageOpened returns a channel closed when the context next opens a page.
 func (r *role) pageOpened() <-chan struct{} {
 	r.popMu.Lock()
@@ -240,9 +320,35 @@ func (r *role) adopt() []*browser.Tab {
 // closeTab closes t's page and forgets it: its bridges and its place among
 // the tabs; its refs become stale.
 func (r *role) closeTab(t *browser.Tab) {
-	_ = t.Page.Close()
+	// A page that does not answer may not answer its close either; the
+	// browser drops it all the same.
+	bounded(time.Second, func() error { return t.Page.Close() })
 	r.eng.ForgetPage(t.Page)
 	r.dropTab(t)
+}
+
+// replaceTab opens a fresh page in old's place among the tabs and closes
+// old without waiting: a page whose main thread never yields cannot be
+// navigated away from (Chromium asks it first) and may not answer a close,
+// but the browser drops it. The context stays, and with it the role's
+// sign-in. old's refs become stale. Call with mu held.
+func (r *role) replaceTab(old *browser.Tab) (*browser.Tab, error) {
+	page, err := r.bctx.NewPage()
+	if err != nil {
+		return nil, err
+	}
+	t := r.wrap(page)
+	r.adopt()
+	if i, j := r.indexOf(old), r.indexOf(t); i >= 0 && j >= 0 {
+		r.tabs[i] = t
+		r.tabs = slices.Delete(r.tabs, j, j+1)
+	}
+	if r.tab == old || r.tab == nil {
+		r.tab = t
+	}
+	r.eng.ForgetPage(old.Page)
+	go func() { _ = old.Page.Close() }()
+	return t, nil
 }
 
 // dropTab forgets t; when it was current, no tab is current.
@@ -305,9 +411,12 @@ func (r *role) openContext() error {
 	}
 	r.guard = g
 	r.bctx = bctx
-	r.mu.afterCall = r.noteLoss
+	r.popMu.Lock()
+	r.live = bctx
+	r.popMu.Unlock()
+	r.mu.afterCall = r.afterCall
 	r.busy = true // this call uses it from now on
-	bctx.OnPage(func(p playwright.Page) { r.wrap(p) })
+	bctx.OnPage(r.popup)
 	if state != "" {
 		if err := r.runLoginCheck(); err != nil {
 			r.closeLocked()
@@ -346,10 +455,23 @@ func (r *role) closeLocked() bool {
 	r.tab = nil
 	r.tabs = nil
 	r.popMu.Lock()
-	r.pages, r.opened = nil, nil
+	r.pages, r.opened, r.live = nil, nil, nil
 	r.popMu.Unlock()
 	r.eng.Reset()
 	return true
+}
+
+// abort closes the role's context without waiting for its lock: a call
+// stuck on a page that does not answer fails at once, and its session can
+// end. The call's own closeLocked finds the context released.
+func (r *role) abort() {
+	r.popMu.Lock()
+	c := r.live
+	r.live = nil
+	r.popMu.Unlock()
+	if c != nil {
+		r.srv.browsers.ReleaseContext(c)
+	}
 }
 
 // resolve looks ref up in the role's registry and finds its element. Call
@@ -396,16 +518,20 @@ func (r *role) reportNewTabs(ctx context.Context, res *response, nav time.Durati
 	if len(fresh) == 0 {
 		return
 	}
+	extra := r.takeStormClosed()
 	if len(fresh) > maxNewTabs {
-		// A popup storm: the first ones are kept, the rest closed, so one
-		// page cannot drown the role in tabs or the call in waiting.
-		extra := fresh[maxNewTabs:]
-		for _, t := range extra {
+		// Pages wrapped before popup saw them (a race at the limit).
+		for _, t := range fresh[maxNewTabs:] {
 			r.closeTab(t)
 		}
+		extra += len(fresh) - maxNewTabs
 		fresh = fresh[:maxNewTabs]
+	}
+	if extra > 0 {
+		// A popup storm: the first ones are kept, the rest closed, so one
+		// page cannot drown the role in tabs or the call in waiting.
 		res.tabs = append(res.tabs, fmt.Sprintf("The page opened %d tabs at once; the %d past the first %d were closed.",
-			len(fresh)+len(extra), len(extra), maxNewTabs))
+			len(fresh)+extra, extra, maxNewTabs))
 	}
 	prev := r.indexOf(r.tab)
 	// One deadline for all of them: each popup gets its document, boundedly.
@@ -420,7 +546,7 @@ func (r *role) reportNewTabs(ctx context.Context, res *response, nav time.Durati
 		_ = t.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
 			State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(left.Milliseconds()))})
 		st := pageState(t)
-		res.tabs = append(res.tabs, fmt.Sprintf("Opened a new tab %d: %s\nTitle: %s", r.indexOf(t), st.url, st.title))
+		res.tabs = append(res.tabs, fmt.Sprintf("Opened a new tab %d: %s\n%s", r.indexOf(t), st.url, titleLine(st.title)))
 	}
 	r.tab = fresh[len(fresh)-1]
 	line := fmt.Sprintf("Tab %d is now the current tab; call browser_snapshot() to see it", r.indexOf(r.tab))
@@ -453,17 +579,17 @@ func isBrowserGone(r *role) bool {
 // indexOf returns t's position in the role's tabs, or -1.
 func (r *role) indexOf(t *browser.Tab) int { return slices.Index(r.tabs, t) }
 
-// listTabs renders the role's tabs, marking the current one.
+// listTabs renders the role's tabs, marking the current one. Their titles
+// are the pages' words: the list is fenced.
 func (r *role) listTabs() string {
-	var b strings.Builder
-	b.WriteString("Tabs:\n")
+	lines := []string{}
 	for i, t := range r.tabs {
-		title, _ := t.Page.Title()
+		title := pageState(t).title // bounded: a stuck page has none
 		cur := ""
 		if t == r.tab {
 			cur = " (current)"
 		}
-		fmt.Fprintf(&b, "- %d%s: %s — %s\n", i, cur, t.Page.URL(), title)
+		lines = append(lines, fmt.Sprintf("- %d%s: %s — %s", i, cur, t.Page.URL(), snapshot.Clip(title, snapshot.MaxTitle)))
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return "Tabs:\n" + strings.Join(fenceBlock(lines), "\n")
 }

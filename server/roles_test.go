@@ -82,9 +82,9 @@ func TestRolesLoadAuthAndStayIsolated(t *testing.T) {
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "admin"})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	got := c.ok("browser_evaluate", map[string]any{"function": "() => document.cookie.includes('session=')", "role": "admin"})
-	mustContain(t, got, "Result: true")
+	mustContain(t, got, "Result: <page-content>true</page-content>")
 	got = c.ok("browser_evaluate", map[string]any{"function": "() => document.cookie.includes('session=')"})
-	mustContain(t, got, "Result: false")
+	mustContain(t, got, "Result: <page-content>false</page-content>")
 }
 
 func TestAuthFileProblems(t *testing.T) {
@@ -106,7 +106,7 @@ func TestAuthFileProblems(t *testing.T) {
 	mustContain(t, c.ok("list_current_roles", nil), "auth: signed out (auth file missing)")
 	c.ok("select_role", map[string]any{"role": "default"})
 	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "visitor"})
-	mustContain(t, res, "Title: Sign in", "Warnings:\n- Role visitor is browsing signed out: its auth file "+missing+" is missing", `browser_save_auth(role="visitor")`)
+	mustContain(t, res, "Title: <page-content>Sign in</page-content>", "Warnings:\n- Role visitor is browsing signed out: its auth file "+missing+" is missing", `browser_save_auth(role="visitor")`)
 	// The warning stays on the role's results until its sign-in works, and
 	// only on that role's.
 	mustContain(t, c.ok("browser_snapshot", map[string]any{"role": "visitor"}), "Role visitor is browsing signed out")
@@ -205,7 +205,7 @@ func TestSessionExpiresDuringRun(t *testing.T) {
 	var outputs []string
 	keep := func(s string) string { outputs = append(outputs, s); return s }
 	keep(c.ok("select_role", map[string]any{"role": "shopper"}))
-	mustContain(t, keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})), "Title: Account")
+	mustContain(t, keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})), "Title: <page-content>Account</page-content>")
 
 	// The server ends the session mid-run: the next page is a login redirect.
 	keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/expire"}))
@@ -220,11 +220,11 @@ func TestSessionExpiresDuringRun(t *testing.T) {
 	keep(c.ok("browser_type", map[string]any{"ref": refOf(t, snap, `textbox "User"`), "text": "ada"}))
 	keep(c.ok("browser_type", map[string]any{"ref": refOf(t, snap, `textbox "Password"`), "text": "correct horse", "submit": true}))
 	mustContain(t, keep(c.ok("browser_save_auth", map[string]any{"role": "shopper"})), "1 cookie,")
-	mustContain(t, keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})), "Title: Account")
+	mustContain(t, keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})), "Title: <page-content>Account</page-content>")
 
 	// A role whose auth is optional gets a warning instead, and public pages work.
 	res := keep(c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "visitor"}))
-	mustContain(t, res, "Title: Sign in", "Warnings:\n- Role visitor looks signed out: the page went to the sign-in page")
+	mustContain(t, res, "Title: <page-content>Sign in</page-content>", "Warnings:\n- Role visitor looks signed out: the page went to the sign-in page")
 	mustContain(t, keep(c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "visitor"})), "Warnings:")
 
 	// No output ever carried the session secret.
@@ -277,11 +277,11 @@ func TestTwoRolesAtOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	mustContain(t, got["admin"].Text, "Title: Admin", "HTTP 200")
-	mustContain(t, got["customer"].Text, "Title: Forbidden", "HTTP 403")
+	mustContain(t, got["admin"].Text, "Title: <page-content>Admin</page-content>", "HTTP 200")
+	mustContain(t, got["customer"].Text, "Title: <page-content>Forbidden</page-content>", "HTTP 403")
 
 	// Cookies and local storage never cross roles.
-	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "admin"}), "Title: Account")
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "admin"}), "Title: <page-content>Account</page-content>")
 	mustContain(t, c.ok("browser_snapshot", map[string]any{"role": "admin"}), "Signed in as admin", "Theme: dark")
 	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "customer"})
 	mustContain(t, c.ok("browser_snapshot", map[string]any{"role": "customer"}), "Signed in as customer", "Theme: light")
@@ -320,7 +320,7 @@ func TestLoginCheckURL(t *testing.T) {
 	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html"), "role": "lapsed"}),
 		"Warnings:\n- Role lapsed looks signed out: its check page")
 	res := c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account", "role": "fresh"})
-	mustContain(t, res, "Title: Account")
+	mustContain(t, res, "Title: <page-content>Account</page-content>")
 	if strings.Contains(res, "Warnings:") {
 		t.Errorf("a working sign-in was warned about:\n%s", res)
 	}

@@ -26,6 +26,11 @@ var instructions string
 // retrace version.
 const Version = "0.1.0"
 
+// DefaultMaxResultBytes is the most text one tool result carries unless
+// Config.MaxResultBytes says otherwise: well under the buffers of the MCP
+// clients (the TypeScript SDK's stdio transport stops at 10 MB).
+const DefaultMaxResultBytes = 1_000_000
+
 // Config holds what the server needs beyond the browser manager.
 type Config struct {
 	// ActionTimeout and NavigationTimeout override the manager's, when set.
@@ -34,6 +39,10 @@ type Config struct {
 	// SnapshotBudget is the default size budget of browser_snapshot, in
 	// characters of tree; 0 means no limit.
 	SnapshotBudget int
+	// MaxResultBytes is the most text one tool result may carry, in bytes;
+	// 0 means DefaultMaxResultBytes. A snapshot past it is cut and read on
+	// with offset; other results are cut with a note saying what to do.
+	MaxResultBytes int
 	// Roles are the users an agent can act as; nil means only the default
 	// role.
 	Roles *roles.Config
@@ -82,6 +91,9 @@ func New(cfg Config, m *browser.Manager) *Server {
 	}
 	if cfg.NavigationTimeout == 0 {
 		cfg.NavigationTimeout = m.Options().NavigationTimeout
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -149,6 +161,23 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 		}()
 	}
 	return st
+}
+
+// abortSession closes the browser contexts of the session with the given
+// MCP session ID at once, so its calls in flight end and the session can
+// close: the SDK's close waits for them.
+func (s *Server) abortSession(id string) {
+	s.mu.Lock()
+	var found *session
+	for ss, st := range s.sessions {
+		if ss != nil && ss.ID() == id {
+			found = st
+		}
+	}
+	s.mu.Unlock()
+	if found != nil {
+		found.abort()
+	}
 }
 
 // Close releases every session's browser contexts.

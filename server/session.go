@@ -1,6 +1,8 @@
 package server
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/retrace-dev/retrace/browser"
@@ -57,7 +59,10 @@ func (s *session) peek(name string) *role {
 	return s.roles[name]
 }
 
+// close releases the session's browser contexts. A call still running
+// (stuck on a page) does not hold it: its context closes under it first.
 func (s *session) close() {
+	s.abort()
 	s.mu.Lock()
 	roles := s.roles
 	s.mu.Unlock()
@@ -99,4 +104,14 @@ func (c *call) lockTab() (*role, *browser.Tab, func(), error) {
 		return nil, nil, nil, err
 	}
 	return r, tab, unlock, nil
+}
+
+// abort closes every role's context at once, whatever its calls are doing.
+func (s *session) abort() {
+	s.mu.Lock()
+	roles := slices.Collect(maps.Values(s.roles))
+	s.mu.Unlock()
+	for _, r := range roles {
+		r.abort()
+	}
 }

@@ -140,5 +140,5 @@ func TestBusyPageIsAnErrorNotAHang(t *testing.T) {
 	}
 	// The session recovers: a fresh browser serves the next page.
 	c.ok("browser_close", nil)
-	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: Sign in")
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")}), "Title: <page-content>Sign in</page-content>")
 }

@@ -17,26 +17,26 @@ func TestPopupsBecomeTabs(t *testing.T) {
 
 	// A target=_blank link: reported in the click's result, and current.
 	res := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `link "Open the form in a new tab"`)})
-	mustContain(t, res, "Opened a new tab 1: "+fx.Page("form.html"), "Title: Sign in",
+	mustContain(t, res, "Opened a new tab 1: "+fx.Page("form.html"), "Title: <page-content>Sign in</page-content>",
 		"Tab 1 is now the current tab", `browser_tabs(action="select", index=0) to go back`)
 	mustContain(t, c.ok("browser_snapshot", nil), "Title: Sign in")
 
 	// A ref of the first tab still acts there, without a select.
 	res = c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Help popup"`)})
-	mustContain(t, res, "Opened a new tab 2: "+fx.Page("nav.html"), "Title: Navigation start")
+	mustContain(t, res, "Opened a new tab 2: "+fx.Page("nav.html"), "Title: <page-content>Navigation start</page-content>")
 	list := c.ok("browser_tabs", map[string]any{"action": "list"})
 	mustContain(t, list, "- 0: "+fx.Page("_tabs.html")+" — Tabs start", "- 1: "+fx.Page("form.html"),
 		"- 2 (current): "+fx.Page("nav.html"))
 
 	// Select, act, close.
-	mustContain(t, c.ok("browser_tabs", map[string]any{"action": "select", "index": 0}), "Tab 0 is now the current tab", "Title: Tabs start")
+	mustContain(t, c.ok("browser_tabs", map[string]any{"action": "select", "index": 0}), "Tab 0 is now the current tab", "Title: <page-content>Tabs start</page-content>")
 	res = c.ok("browser_click", map[string]any{"ref": buy})
 	mustContain(t, res, "Page navigated: "+fx.Page("_tabs.html")+" → "+fx.Page("form.html"))
 	closed := c.ok("browser_tabs", map[string]any{"action": "close", "index": 1})
 	mustContain(t, closed, "Closed tab 1 ("+fx.Page("form.html")+"); its refs are stale.", "- 0 (current):", "- 1: "+fx.Page("nav.html"))
 	// New tab with a URL.
 	res = c.ok("browser_tabs", map[string]any{"action": "new", "url": fx.Page("dialogs.html")})
-	mustContain(t, res, "Opened tab 2 at "+fx.Page("dialogs.html")+" (HTTP 200)", "Title: Dialogs")
+	mustContain(t, res, "Opened tab 2 at "+fx.Page("dialogs.html")+" (HTTP 200)", "Title: <page-content>Dialogs</page-content>")
 	mustContain(t, c.ok("browser_snapshot", nil), `button "Prompt"`)
 
 	// Bad input: a clear error with a plan.
@@ -69,8 +69,8 @@ func TestHistoryAndReload(t *testing.T) {
 	mustContain(t, res, "There is no page to go back to")
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("nav.html")})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
-	mustContain(t, c.ok("browser_navigate_back", nil), "Went back to "+fx.Page("nav.html"), "Title: Navigation start")
-	mustContain(t, c.ok("browser_navigate_forward", nil), "Went forward to "+fx.Page("form.html"), "Title: Sign in")
+	mustContain(t, c.ok("browser_navigate_back", nil), "Went back to "+fx.Page("nav.html"), "Title: <page-content>Navigation start</page-content>")
+	mustContain(t, c.ok("browser_navigate_forward", nil), "Went forward to "+fx.Page("form.html"), "Title: <page-content>Sign in</page-content>")
 	mustContain(t, c.ok("browser_navigate_forward", nil), "There is no page to go forward to")
 	snap := c.ok("browser_snapshot", nil)
 	ref := refOf(t, snap, `button "Sign in"`)
@@ -110,11 +110,11 @@ func TestHandleDialog(t *testing.T) {
 	snap := c.ok("browser_snapshot", nil)
 	mustContain(t, c.ok("browser_handle_dialog", map[string]any{"accept": true, "promptText": "Grace"}), "will be answered: accept (OK) with \"Grace\"")
 	res := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Prompt"`)})
-	mustContain(t, res, `prompt dialog "Your name?" was accepted with "Grace" (as set by browser_handle_dialog)`)
+	mustContain(t, res, `prompt dialog <page-content>Your name?</page-content> was accepted with "Grace" (as set by browser_handle_dialog)`)
 	mustContain(t, c.ok("browser_snapshot", nil), "prompt returned Grace")
 	// Used once: the next dialog goes back to the policy (dismiss).
 	res = c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Confirm"`)})
-	mustContain(t, res, `confirm dialog "Delete everything?" was dismissed (by the --dialog policy`,
+	mustContain(t, res, `confirm dialog <page-content>Delete everything?</page-content> was dismissed (by the --dialog policy`,
 		"If it should have been accepted:\n1. browser_handle_dialog(accept=true) — answer the next dialog with OK\n2. browser_click(ref=\""+refOf(t, snap, `button "Confirm"`)+`") — do the action again`)
 	c.ok("browser_handle_dialog", map[string]any{"accept": true})
 	res = c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Confirm"`)})
@@ -127,7 +127,7 @@ func TestSnapshotWithTheResult(t *testing.T) {
 	t.Parallel()
 	c := connect(t, Config{})
 	res := c.ok("browser_navigate", map[string]any{"url": fx.Page("nav.html"), "snapshot": true})
-	mustContain(t, res, "Navigated to "+fx.Page("nav.html"), "Title: Navigation start\n\nURL: ", `link "Go to the form" [ref=`)
+	mustContain(t, res, "Navigated to "+fx.Page("nav.html"), "Title: <page-content>Navigation start</page-content>\n\nURL: ", `link "Go to the form" [ref=`)
 	if strings.Contains(res, "Next: browser_snapshot()") {
 		t.Errorf("the result asks for the snapshot it already holds:\n%s", res)
 	}
@@ -161,5 +161,5 @@ func TestCrashedTabSparesTheOthers(t *testing.T) {
 	// The first tab is current again, and its refs still act.
 	mustContain(t, c.ok("browser_tabs", map[string]any{"action": "list"}), "- 0 (current): "+fx.Page("dialogs.html"))
 	res := c.ok("browser_click", map[string]any{"ref": refOf(t, first, `button "Alert"`)})
-	mustContain(t, res, `alert dialog "Hello from alert"`)
+	mustContain(t, res, `alert dialog <page-content>Hello from alert</page-content>`)
 }

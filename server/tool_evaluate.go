@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/snapshot"
 )
 
 type evaluateArgs struct {
@@ -15,7 +17,7 @@ type evaluateArgs struct {
 	roleArg
 }
 
-// maxEvalResult bounds the JSON returned to the model.
+// maxEvalResult bounds the JSON returned to the model, in characters.
 const maxEvalResult = 20000
 
 func (s *Server) addEvaluateTools() {
@@ -38,9 +40,10 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*respo
 			return e
 		}
 		// What is left is the script's own failure: a throw or a syntax error.
-		msg := strings.TrimPrefix(llmerr.FirstLine(err.Error()), "playwright: ")
+		// Its message is the page's words: fenced, and cut.
+		msg := snapshot.Clip(strings.TrimPrefix(llmerr.FirstLine(err.Error()), "playwright: "), snapshot.MaxText)
 		return &llmerr.Error{Code: llmerr.EvaluationFailed, Tool: c.tool, Ref: in.Ref, URL: url, Err: err,
-			Message: "The script threw: " + msg,
+			Message: "The script threw: " + snapshot.Fenced(msg),
 			Cause:   "the function ran in the page (or did not parse) and threw; the page itself is unchanged by the failure",
 			Actions: []llmerr.Action{
 				llmerr.Call("browser_snapshot", "check that what the script reads exists"),
@@ -76,7 +79,7 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*respo
 				Actions: []llmerr.Action{llmerr.Call(c.tool, "with a script that resolves sooner, or race it with a timeout", llmerr.A("function", in.Function))},
 				Note:    "The script may still be running in the page."}
 		}
-		a.res.addDid("Result: %s", renderValue(o.v))
+		a.res.addDid("Result: %s", renderValue(o.v, min(maxEvalResult, s.cfg.MaxResultBytes/4)))
 		return nil
 	}
 	if in.Ref != "" {
@@ -85,14 +88,21 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*respo
 	return s.run(ctx, c, op{retry: c.step(llmerr.A("function", in.Function)), do: do})
 }
 
-// renderValue writes an evaluation result as JSON, cut to maxEvalResult.
-func renderValue(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
+// renderValue writes an evaluation result as JSON, fenced as the page's
+// words, and cut to limit characters with a note that says how to get the
+// rest.
+func renderValue(v any, limit int) string {
+	text := fmt.Sprint(v)
+	if data, err := json.Marshal(v); err == nil {
+		text = string(data)
 	}
-	if r := []rune(string(data)); len(r) > maxEvalResult {
-		return string(r[:maxEvalResult]) + fmt.Sprintf("… (cut: %d characters in all)", len(r))
+	k := 0
+	for i := range text {
+		if k == limit {
+			return fmt.Sprintf("%s\n[Cut at %d of %d characters: return less, a part (like JSON.stringify(value).slice(%d, %d)) or only the fields needed.]",
+				snapshot.Fenced(text[:i]), limit, utf8.RuneCountInString(text), limit, 2*limit)
+		}
+		k++
 	}
-	return string(data)
+	return snapshot.Fenced(text)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/playwright-community/playwright-go"
@@ -77,7 +78,7 @@ const opensTabJS = `(el) => {
 func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, error) {
 	return s.run(ctx, c, c.refOp(in.Ref, nil, func(a *acting) error {
 		t := a.targets[0]
-		if v, err := t.el.Evaluate(opensTabJS); err == nil && v == true {
+		if v, ok := bounded(time.Second, func() any { v, _ := t.el.Evaluate(opensTabJS); return v }); ok && v == true {
 			a.opened = a.role.pageOpened()
 		}
 		if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: a.timeout}); err != nil {
@@ -136,7 +137,7 @@ func (s *Server) pressKey(ctx context.Context, c *call, in pressArgs) (*response
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "for example", llmerr.A("key", "Enter"))}}
 	}
 	return s.run(ctx, c, op{retry: c.step(llmerr.A("key", key)), do: func(a *acting) error {
-		if err := a.tab.Page.Keyboard().Press(key); err != nil {
+		if err := a.within(func() error { return a.tab.Page.Keyboard().Press(key) }); err != nil {
 			return err
 		}
 		a.res.addDid("Pressed %s.", key)
@@ -176,26 +177,30 @@ func (s *Server) drag(ctx context.Context, c *call, in dragArgs) (*response, err
 			}
 			return box.X + box.Width/2, box.Y + box.Height/2, nil
 		}
-		x0, y0, err := center(from)
-		if err != nil {
+		// Mouse calls take no timeout: the whole gesture is bounded.
+		err := a.within(func() error {
+			x0, y0, err := center(from)
+			if err != nil {
+				return err
+			}
+			mouse := a.tab.Page.Mouse()
+			if err := mouse.Move(x0, y0); err != nil {
+				return err
+			}
+			if err := mouse.Down(); err != nil {
+				return err
+			}
+			// The target's position is read after the press: the page may
+			// have moved things when the drag began.
+			x1, y1, err := center(to)
+			if err == nil {
+				err = mouse.Move(x1, y1, playwright.MouseMoveOptions{Steps: playwright.Int(10)})
+			}
+			if uerr := mouse.Up(); err == nil {
+				err = uerr
+			}
 			return err
-		}
-		mouse := a.tab.Page.Mouse()
-		if err := mouse.Move(x0, y0); err != nil {
-			return err
-		}
-		if err := mouse.Down(); err != nil {
-			return err
-		}
-		// The target's position is read after the press: the page may have
-		// moved things when the drag began.
-		x1, y1, err := center(to)
-		if err == nil {
-			err = mouse.Move(x1, y1, playwright.MouseMoveOptions{Steps: playwright.Int(10)})
-		}
-		if uerr := mouse.Up(); err == nil {
-			err = uerr
-		}
+		})
 		if err != nil {
 			return err
 		}

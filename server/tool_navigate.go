@@ -176,6 +176,14 @@ func (s *Server) history(ctx context.Context, c *call, dir, verb string, move fu
 	o.do = func(a *acting) error {
 		from := a.tab.Page.URL()
 		nav := s.cfg.NavigationTimeout
+		if a.tab.Stuck.Load() && !answers(a.tab) {
+			// Chromium would ask the stuck page before leaving it. A reload
+			// loads its address in a fresh tab; its history stays with it.
+			if dir != "" {
+				return busyPage(c.tool, from, fmt.Errorf("the page does not answer"))
+			}
+			return a.load(from, verb)
+		}
 		resp, err := move(a.tab.Page, float64(nav.Milliseconds()))
 		if err != nil {
 			return llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: from, Timeout: nav, Navigating: true})

@@ -14,7 +14,6 @@ import (
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
-	"github.com/retrace-dev/retrace/snapshot"
 )
 
 type consoleArgs struct {
@@ -78,21 +77,27 @@ func (s *Server) consoleMessages(ctx context.Context, c *call, in consoleArgs) (
 		fmt.Fprintf(&b, "No console messages at level %s or more severe (%d in all).", level, len(all))
 		return textResponse(b.String()), nil
 	}
+	matched := len(shown)
 	shown, head := newest(shown, maxConsoleShown, dropped, "messages")
-	b.WriteString(head)
-	// The messages are the page's words, fenced like a snapshot's tree.
-	b.WriteString(snapshot.FenceOpen + "\n")
-	for _, e := range shown {
-		fmt.Fprintf(&b, "[%s] %s", e.Level, snapshot.EscapeFence(oneLineCut(e.Text, 500)))
+	lines := make([]string, len(shown))
+	for i, e := range shown {
+		l := fmt.Sprintf("[%s] %s", e.Level, oneLineCut(e.Text, 500))
 		if e.Where != "" {
-			fmt.Fprintf(&b, " (%s)", e.Where)
+			l += fmt.Sprintf(" (%s)", e.Where)
 		}
 		if e.Nav < nav {
-			b.WriteString(" (on an earlier page)")
+			l += " (on an earlier page)"
 		}
-		b.WriteString("\n")
+		lines[i] = l
 	}
-	b.WriteString(snapshot.FenceClose)
+	// Within the result limit, newest kept.
+	lines, over := fitLines(lines, s.outputRoom(), true)
+	if over > 0 {
+		head = fmt.Sprintf("[%d older messages not shown: the result limit is reached; level=\"error\" shows fewer]\n", matched-len(lines))
+	}
+	b.WriteString(head)
+	// The messages are the page's words, fenced like a snapshot's tree.
+	b.WriteString(strings.Join(fenceBlock(lines), "\n"))
 	return textResponse(b.String()), nil
 }
 
@@ -135,10 +140,19 @@ func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (
 		shown = append(shown, r)
 	}
 	var b strings.Builder
+	matched := len(shown)
 	shown, head := newest(shown, maxRequestsShown, dropped, "requests")
+	lines := make([]string, len(shown))
+	for i, r := range shown {
+		lines[i] = oneLineCut(r.String(), 600)
+	}
+	lines, over := fitLines(lines, s.outputRoom(), true)
+	if over > 0 {
+		head = fmt.Sprintf("[%d older requests not shown: the result limit is reached; filter= shows fewer]\n", matched-len(lines))
+	}
 	b.WriteString(head)
-	for _, r := range shown {
-		b.WriteString(oneLineCut(r.String(), 600) + "\n")
+	for _, l := range lines {
+		b.WriteString(l + "\n")
 	}
 	if hidden > 0 {
 		fmt.Fprintf(&b, "[%d successful static files (scripts, styles, images, fonts) not listed; filter=\"/./\" lists everything]\n", hidden)
@@ -188,7 +202,7 @@ func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*r
 		}
 		raw, err = t.el.Screenshot(playwright.ElementHandleScreenshotOptions{Type: playwright.ScreenshotTypePng, Timeout: timeout})
 		if err != nil {
-			return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: t.rec.URL, Timeout: s.cfg.ActionTimeout})
+			return nil, shotError(c.tool, t.tab, err, llmerr.Situation{Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: t.rec.URL, Timeout: s.cfg.ActionTimeout})
 		}
 		what = describe(t.rec, "")
 	} else {
@@ -199,7 +213,7 @@ func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*r
 		defer unlock()
 		raw, err = tab.Page.Screenshot(playwright.PageScreenshotOptions{Type: playwright.ScreenshotTypePng, FullPage: playwright.Bool(in.FullPage), Timeout: timeout})
 		if err != nil {
-			return nil, llmerr.Classify(err, llmerr.Situation{Tool: c.tool, URL: tab.Page.URL(), Timeout: s.cfg.ActionTimeout})
+			return nil, shotError(c.tool, tab, err, llmerr.Situation{Tool: c.tool, URL: tab.Page.URL(), Timeout: s.cfg.ActionTimeout})
 		}
 		what = "the viewport of " + tab.Page.URL()
 		if in.FullPage {
@@ -243,4 +257,14 @@ func newest[T any](items []T, max, dropped int, noun string) ([]T, string) {
 		return items, fmt.Sprintf("[%d older %s were not kept]\n", dropped, noun)
 	}
 	return items, ""
+}
+
+// shotError classifies a failed screenshot; one that timed out on a page
+// that does not answer says so, since waiting longer will not help.
+func shotError(tool string, tab *browser.Tab, err error, sit llmerr.Situation) error {
+	e := llmerr.Classify(err, sit)
+	if e.Code == llmerr.ActionTimeout && !answers(tab) {
+		return busyPage(tool, tab.Page.URL(), err)
+	}
+	return e
 }

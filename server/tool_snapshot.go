@@ -62,8 +62,29 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*respo
 		return nil, err
 	}
 	res := &response{dialogs: tab.TakeDialogs()}
-	res.addBody(snap.Render(snapshot.View{Budget: budget, Offset: in.Offset, Fence: true}))
+	res.addBody(snap.Render(s.view(c, budget, in.Offset)))
 	return res, nil
+}
+
+// view is how a snapshot is shown to call c: fenced, within the result
+// limit, and cut with the call that reads on in the call's role (and with
+// its budget, when that is not the default).
+func (s *Server) view(c *call, budget, offset int) snapshot.View {
+	var again []llmerr.Arg
+	if budget != s.cfg.SnapshotBudget {
+		again = append(again, llmerr.A("budget", budget))
+	}
+	if c.roleName != "" {
+		again = append(again, llmerr.A("role", c.roleName))
+	}
+	return snapshot.View{Budget: budget, Offset: offset, Fence: true, Max: s.outputRoom(), Again: again}
+}
+
+// outputRoom is how much of a result a tool's own output (a snapshot, a
+// list) may take: the result limit, less room for the sections around it
+// (what was done, dialogs, warnings).
+func (s *Server) outputRoom() int {
+	return s.cfg.MaxResultBytes - min(16<<10, s.cfg.MaxResultBytes/4)
 }
 
 func (s *Server) find(ctx context.Context, c *call, in findArgs) (*response, error) {
@@ -102,8 +123,13 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*response, err
 		return res, nil
 	}
 	res.addDid("%d match%s for %s on %s:", total, plural(total, "es"), what, snap.URL)
-	res.addBody(matchLines(matches)...)
-	if total > len(matches) {
+	// A limit past what a result holds is cut like a history list.
+	lines, over := fitLines(matchLines(matches), s.outputRoom(), false)
+	res.addBody(fenceBlock(lines)...)
+	switch {
+	case over > 0:
+		res.addBody(fmt.Sprintf("[%d more not shown: the result limit is reached; narrow the search with role= or name=.]", total-len(lines)))
+	case total > len(matches):
 		res.addBody(fmt.Sprintf("[%d more not shown: narrow the search with role= or name=, or raise limit=.]", total-len(matches)))
 	}
 	if snap.Cut {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
@@ -76,9 +77,10 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response,
 	t := r.tabs[idx]
 	if action == "select" {
 		r.tab = t
-		_ = t.Page.BringToFront()
-		title, _ := t.Page.Title()
-		res.addDid("Tab %d is now the current tab: %s\nTitle: %s", idx, t.Page.URL(), title)
+		// A page that does not answer is selected all the same.
+		bounded(time.Second, func() error { return t.Page.BringToFront() })
+		st := pageState(t)
+		res.addDid("Tab %d is now the current tab: %s\n%s", idx, st.url, titleLine(st.title))
 		res.hint = "browser_snapshot() shows it; refs from its earlier snapshots still work."
 		return res, nil
 	}

@@ -99,12 +99,21 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 		if w.text == "" {
 			continue
 		}
+		stuck := false
 		ok := pollUntil(ctx, start.Add(limit), func() bool {
-			return r.lostUnder(c.tool, tab.Page.URL()) != nil || (visibleText(tab, w.text) > 0) != w.gone
+			if r.lostUnder(c.tool, tab.Page.URL()) != nil {
+				return true
+			}
+			n, answered := visibleText(tab, w.text, max(time.Until(start.Add(limit)), waitPoll))
+			stuck = !answered
+			return stuck || (n > 0) != w.gone
 		})
 		// A page that went with its browser shows no text: not a wait's answer.
 		if err := r.lostUnder(c.tool, tab.Page.URL()); err != nil {
 			return nil, err
+		}
+		if stuck && !answers(tab) {
+			return nil, busyPage(c.tool, tab.Page.URL(), fmt.Errorf("no answer within %v", limit))
 		}
 		if !ok {
 			what := fmt.Sprintf("the text %q did not appear", w.text)
@@ -121,7 +130,7 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 		// Say where, with refs, so the agent can act without a snapshot.
 		if snap, err := r.capture(tab.Page); err == nil {
 			if ms, total := snap.Find(snapshot.Query{Text: w.text}, 5); total > 0 {
-				res.addBody(matchLines(ms)...)
+				res.addBody(fenceBlock(matchLines(ms))...)
 				if total > len(ms) {
 					res.addBody(fmt.Sprintf("[%d more: browser_find(text=%q) lists them]", total-len(ms), w.text))
 				}
@@ -133,17 +142,21 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 
 // visibleText counts the visible elements showing text as whole words
 // (case-insensitive: "Pay" is not found in "payment"), in every frame of
-// the tab. A frame that cannot answer counts as not showing it.
-func visibleText(tab *browser.Tab, text string) int {
-	n := 0
+// the tab. A frame that cannot answer counts as not showing it; a page
+// that does not answer within d, whose main thread is stuck, gives
+// answered false.
+func visibleText(tab *browser.Tab, text string, d time.Duration) (n int, answered bool) {
 	re := wordsPattern(text)
-	for _, f := range tab.Page.Frames() {
-		k, err := f.GetByText(re).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
-		if err == nil {
-			n += k
+	return bounded(d, func() int {
+		n := 0
+		for _, f := range tab.Page.Frames() {
+			k, err := f.GetByText(re).Filter(playwright.LocatorFilterOptions{Visible: playwright.Bool(true)}).Count()
+			if err == nil {
+				n += k
+			}
 		}
-	}
-	return n
+		return n
+	})
 }
 
 // waitTimeout is the error of a wait whose condition did not hold in time:
