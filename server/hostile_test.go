@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/retrace-dev/retrace/llmerr"
 )
 
 // A page that opens 40 popups from one click: the call returns in bounded
@@ -223,4 +225,19 @@ func TestNoToolHangsOnAFrozenPage(t *testing.T) {
 	c.within("browser_tabs", map[string]any{"action": "close"}, action)
 	r, _ := c.within("browser_navigate", map[string]any{"url": fx.Page("form.html")}, navigation)
 	mustContain(t, r.Text, "form.html (HTTP 200)")
+}
+
+// A script whose promise never settles: evaluate returns at its timeout
+// with a plan, and the page, which still answers, serves the next call.
+func TestEvaluateThatNeverSettles(t *testing.T) {
+	t.Parallel()
+	const action = 2 * time.Second
+	c := connect(t, Config{ActionTimeout: action})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	r, _ := c.within("browser_evaluate", map[string]any{"function": "() => new Promise(() => {})"}, action)
+	if !r.IsError || r.code() != string(llmerr.ActionTimeout) {
+		t.Fatalf("a promise that never settles: code %q:\n%s", r.code(), r.Text)
+	}
+	mustContain(t, r.Text, "Action Required:")
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.title"}), "Sign in")
 }
