@@ -81,6 +81,9 @@ type Tab struct {
 	crashed      bool
 	closed       bool
 	wake         chan struct{} // closed and replaced on every event
+	// gone is closed when the page crashes or closes.
+	gone     chan struct{}
+	goneOnce sync.Once
 
 	journal journal // console and network history
 }
@@ -88,7 +91,7 @@ type Tab struct {
 // NewTab starts watching page.
 // answers, when not nil, may hold the agent's answer to the next dialog.
 func NewTab(page playwright.Page, policy DialogPolicy, answers *DialogAnswers) *Tab {
-	t := &Tab{Page: page, policy: policy, Answers: answers, inflight: map[playwright.Request]int{}, wake: make(chan struct{})}
+	t := &Tab{Page: page, policy: policy, Answers: answers, inflight: map[playwright.Request]int{}, wake: make(chan struct{}), gone: make(chan struct{})}
 	page.OnDialog(t.onDialog)
 	t.observe(page)
 	page.OnFrameNavigated(func(f playwright.Frame) {
@@ -111,8 +114,8 @@ func NewTab(page playwright.Page, policy DialogPolicy, answers *DialogAnswers) *
 	page.OnRequestFailed(done)
 	page.OnDOMContentLoaded(func(playwright.Page) { t.update(func() { t.docs++ }) })
 	page.OnLoad(func(playwright.Page) { t.update(func() { t.loaded = t.docs }) })
-	page.OnCrash(func(playwright.Page) { t.update(func() { t.crashed = true }) })
-	page.OnClose(func(playwright.Page) { t.update(func() { t.closed = true }) })
+	page.OnCrash(func(playwright.Page) { t.update(func() { t.crashed = true }); t.markGone() })
+	page.OnClose(func(playwright.Page) { t.update(func() { t.closed = true }); t.markGone() })
 	return t
 }
 
@@ -211,6 +214,12 @@ func (t *Tab) Closed() bool {
 	defer t.mu.Unlock()
 	return t.closed || t.Page.IsClosed()
 }
+
+func (t *Tab) markGone() { t.goneOnce.Do(func() { close(t.gone) }) }
+
+// Gone returns a channel closed when the page crashes or closes: a call
+// waiting on the page can stop waiting then.
+func (t *Tab) Gone() <-chan struct{} { return t.gone }
 
 // Loaded reports whether the main frame's current document fired its load
 // event (or never fired DOMContentLoaded under watch, as a blank page).

@@ -363,14 +363,30 @@ func busyLoading(tool, url string, err error) *llmerr.Error {
 // asked whether it answers at all, so the error says which it was.
 func (a *acting) within(f func() error) error {
 	d := a.srv.cfg.ActionTimeout
-	err, ok := bounded(d, f)
+	err, ok := boundedOr(d, a.tab.Gone(), f)
 	if ok {
 		return err
+	}
+	if a.tab.Crashed() {
+		return a.crashed()
 	}
 	if !answers(a.tab) {
 		return busyPage(a.c.tool, a.tab.Page.URL(), fmt.Errorf("no answer within %v", d))
 	}
 	return fmt.Errorf("Timeout %dms exceeded.", d.Milliseconds())
+}
+
+// crashed is the error of a call whose page crashed under it. The tab is
+// replaced at once, so the plan's load runs in a fresh page.
+func (a *acting) crashed() error {
+	url := a.tab.Page.URL()
+	if _, err := a.role.replaceTab(a.tab); err != nil {
+		return crashedError(url)
+	}
+	e := crashedError(url)
+	e.Tool = a.c.tool
+	e.Message = "The page crashed while " + a.c.tool + " ran; a fresh tab took its place and the page's refs are gone."
+	return e
 }
 
 // rendererDied reports whether the tab's renderer crashed under a load

@@ -7,6 +7,12 @@ import "time"
 // forever; an abandoned call finishes (or fails) on its own later. ok is
 // false when d ran out.
 func bounded[T any](d time.Duration, f func() T) (v T, ok bool) {
+	return boundedOr(d, nil, f)
+}
+
+// boundedOr is bounded that also stops waiting when stop closes (the page
+// crashed or closed: a call on it may never answer).
+func boundedOr[T any](d time.Duration, stop <-chan struct{}, f func() T) (v T, ok bool) {
 	ch := make(chan T, 1)
 	go func() { ch <- f() }()
 	timer := time.NewTimer(d)
@@ -15,6 +21,8 @@ func bounded[T any](d time.Duration, f func() T) (v T, ok bool) {
 	case v = <-ch:
 		return v, true
 	case <-timer.C:
+		return v, false
+	case <-stop:
 		return v, false
 	}
 }

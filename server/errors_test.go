@@ -329,3 +329,44 @@ func descendants(pid int, arg string) []int {
 	}
 	return out
 }
+
+// A renderer killed while an evaluate waits on it: the call returns at
+// once with PAGE_CRASHED, and its plan works.
+func TestRendererKilledUnderEvaluate(t *testing.T) {
+	t.Parallel()
+	f := newFaultRig(t)
+	c := f.c
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	key := fmt.Sprintf("crash-eval-%d", time.Now().UnixNano())
+	held := fx.Held(key)
+	done := make(chan reply, 1)
+	go func() {
+		done <- c.callAsync("browser_evaluate", map[string]any{"function": "() => fetch('/hold/" + key + "').then(r => r.text())"})
+	}()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the script's request never reached the fixture")
+	}
+	b, err := browserPID("--" + f.marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for _, pid := range descendants(b, "--type=renderer") {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	var e reply
+	select {
+	case e = <-done:
+	case <-time.After(3*time.Second + 2*time.Second):
+		t.Fatal("evaluate did not return within its timeout plus 2 s of its renderer's death")
+	}
+	fx.Release(key)
+	t.Logf("evaluate returned %v after its renderer was killed:\n%s", time.Since(killed).Round(time.Millisecond), e.Text)
+	if !e.IsError || e.code() != string(llmerr.PageCrashed) {
+		t.Fatalf("code %q, want %s:\n%s", e.code(), llmerr.PageCrashed, e.Text)
+	}
+	c.follow(e)
+	mustContain(t, c.ok("browser_snapshot", nil), `button "Sign in"`)
+}

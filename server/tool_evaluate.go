@@ -65,8 +65,10 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*respo
 			v   any
 			err error
 		}
-		o, ok := bounded(s.cfg.ActionTimeout, func() out { v, err := on.Evaluate(fn); return out{v, err} })
+		o, ok := boundedOr(s.cfg.ActionTimeout, a.tab.Gone(), func() out { v, err := on.Evaluate(fn); return out{v, err} })
 		switch {
+		case !ok && a.tab.Crashed():
+			return a.crashed()
 		case ok && o.err != nil:
 			return fail(o.err, url)
 		case !ok:
