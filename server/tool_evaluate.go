@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -69,6 +70,11 @@ func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*respo
 		switch {
 		case !ok && a.tab.Crashed():
 			return a.crashed()
+		case !ok && a.tab.Closed():
+			if err := a.role.lostUnder(c.tool, url); err != nil {
+				return err
+			}
+			return llmerr.Classify(errors.New("target page, context or browser has been closed"), llmerr.Situation{Tool: c.tool, URL: url})
 		case ok && o.err != nil:
 			return fail(o.err, url)
 		case !ok:
