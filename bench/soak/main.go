@@ -9,6 +9,11 @@
 //
 // make bench-soak runs it against bin/retrace, started as a subprocess and
 // driven over stdio by the go-sdk client. It is not part of make test.
+//
+// To see what the server's heap holds during a run, build it with pprof
+// (pprof.go) and take /debug/pprof/heap at two cycles:
+//
+//	go build -tags pprof -o /tmp/retrace-pprof . && RETRACE_PPROF_ADDR=127.0.0.1:6060 go run ./bench/soak -bin /tmp/retrace-pprof
 package main
 
 import (
