@@ -8,7 +8,6 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/refs"
 )
 
@@ -17,15 +16,7 @@ import (
 // one reads. The measure of "at once" is how long the whole walk takes in
 // the page on this machine.
 func TestTimedOutWalkStops(t *testing.T) {
-	ctx, err := browsers.NewContext(browser.ContextOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { browsers.ReleaseContext(ctx) })
-	page, err := ctx.NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := testPage(t, "")
 	if _, err := page.Goto(fx.Page("huge.html?nodes=200000"), playwright.PageGotoOptions{
 		WaitUntil: playwright.WaitUntilStateLoad, Timeout: playwright.Float(120000)}); err != nil {
 		t.Fatal(err)

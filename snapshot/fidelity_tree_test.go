@@ -8,7 +8,6 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/refs"
 )
 
@@ -26,21 +25,9 @@ import (
 //   - text: every text Chromium shows (CSS generated text included) is in
 //     the snapshot, as text or inside a name.
 func TestFidelityTree(t *testing.T) {
-	ctx, err := browsers.NewContext(browser.ContextOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { browsers.ReleaseContext(ctx) })
 	eng := NewEngine()
-	script := eng.InitScript()
-	if err := ctx.AddInitScript(playwright.Script{Content: &script}); err != nil {
-		t.Fatal(err)
-	}
-	page, err := ctx.NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cdp, err := ctx.NewCDPSession(page)
+	page := testPage(t, eng.InitScript())
+	cdp, err := page.Context().NewCDPSession(page)
 	if err != nil {
 		t.Fatal(err)
 	}

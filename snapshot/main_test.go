@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/playwright-community/playwright-go"
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/fixture"
 )
@@ -33,4 +34,25 @@ func TestMain(m *testing.M) {
 	browsers.Close()
 	fx.Close()
 	os.Exit(code)
+}
+
+// testPage opens a page in a fresh context of the shared browser, with
+// init as the context's init script when it is not empty.
+func testPage(t *testing.T, init string) playwright.Page {
+	t.Helper()
+	ctx, err := browsers.NewContext(browser.ContextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { browsers.ReleaseContext(ctx) })
+	if init != "" {
+		if err := ctx.AddInitScript(playwright.Script{Content: &init}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := ctx.NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/refs"
 )
@@ -18,15 +17,7 @@ import (
 // ref from the page before still names its element, and one from long ago
 // is still stale, never unknown.
 func TestGoneDocumentsAreDropped(t *testing.T) {
-	ctx, err := browsers.NewContext(browser.ContextOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { browsers.ReleaseContext(ctx) })
-	page, err := ctx.NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := testPage(t, "")
 	eng, reg := NewEngine(), refs.New()
 	var first []string // the "Outer button" ref of each document
 	var handles []playwright.JSHandle

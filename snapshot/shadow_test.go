@@ -4,9 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/playwright-community/playwright-go"
-
-	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/refs"
 )
 
@@ -15,20 +12,8 @@ import (
 // how they are recorded: each ref resolves to its element, a click lands,
 // and refs stay the same across snapshots.
 func TestClosedShadowRootRefs(t *testing.T) {
-	ctx, err := browsers.NewContext(browser.ContextOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { browsers.ReleaseContext(ctx) })
 	eng := NewEngine()
-	script := eng.InitScript()
-	if err := ctx.AddInitScript(playwright.Script{Content: &script}); err != nil {
-		t.Fatal(err)
-	}
-	page, err := ctx.NewPage()
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := testPage(t, eng.InitScript())
 	if _, err := page.Goto(fx.Page("a11y/shadow-closed.html")); err != nil {
 		t.Fatal(err)
 	}
