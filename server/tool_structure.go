@@ -65,13 +65,16 @@ func (s *Server) inspect(ctx context.Context, c *call, in structureArgs) (*respo
 			where = fmt.Sprintf("Its ancestor %d (%s)", rp.Level, rp.Item)
 		}
 		fmt.Fprintf(&b, "Repeated structure: %s is item %d of %d with the same structure in %s. Their texts:\n", where, rp.Self+1, rp.Count, rp.Container)
+		// The page's words, fenced like every page text in a result.
+		var texts []string
 		for i, tx := range rp.Texts {
 			mark := ""
 			if i == rp.Self {
 				mark = "  ← this one"
 			}
-			fmt.Fprintf(&b, "- %q%s\n", tx, mark)
+			texts = append(texts, fmt.Sprintf("- %q%s", tx, mark))
 		}
+		b.WriteString(strings.Join(fenceBlock(texts), "\n") + "\n")
 		if rp.Count > len(rp.Texts) {
 			fmt.Fprintf(&b, "- … and %d more\n", rp.Count-len(rp.Texts))
 		}
