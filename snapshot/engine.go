@@ -64,6 +64,8 @@ type Engine struct {
 	// bridge gives up its walk then too.
 	WalkBudget  time.Duration
 	AnswerGrace time.Duration
+	// deadline, while a capture runs, is when it must have answered.
+	deadline time.Time
 
 	// Log, when set, receives the frames that could not be read.
 	Log *failurelog.Log
@@ -143,6 +145,10 @@ func (e *Engine) CaptureSubtree(page playwright.Page, reg *refs.Registry, rec re
 func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwright.Frame, main bool, root string) (*Snapshot, error) {
 	e.sweep()
 	defer e.compact(reg)
+	// One deadline for the whole capture: finding the bridge, the walk and
+	// the title share it, so a busy page cannot make each wait its fill.
+	e.deadline = time.Now().Add(e.WalkBudget + e.AnswerGrace)
+	defer func() { e.deadline = time.Time{} }()
 	snap := &Snapshot{Number: reg.BeginSnapshot(), Root: root}
 	if e.Log != nil && root == "" {
 		e.Log.Frames() // observed anew by this snapshot
@@ -170,8 +176,8 @@ func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwri
 	snap.Refs = recs
 	snap.Cut = cut
 	snap.URL = frame.URL()
-	if t, err := page.Title(); err == nil {
-		snap.Title = t
+	if t, err := withTimeout(max(time.Until(e.deadline), 300*time.Millisecond), func() (any, error) { return page.Title() }); err == nil {
+		snap.Title, _ = t.(string)
 	}
 	reg.Observe(next, recs)
 	return snap, nil
@@ -184,6 +190,10 @@ const snapshotJS = `(b, a) => b.snapshotJSON(a)`
 func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool, root string, cut *bool) ([]*Node, int, []refs.Record, error) {
 	var res bridgeResult
 	budget := e.WalkBudget
+	if depth == 0 && !e.deadline.IsZero() {
+		// What finding the bridge left of the capture's time.
+		budget = max(min(budget, time.Until(e.deadline)-e.AnswerGrace), 100*time.Millisecond)
+	}
 	if depth > 0 {
 		// A child frame must finish its walk before expandFrame gives up.
 		budget = min(budget, e.FrameTimeout*2/3)
@@ -506,7 +516,11 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 	}
 	// Adopt the bridge the init script left; frames that predate the script
 	// get one now (Playwright's evaluation, which no page CSP blocks).
-	v, err := withTimeout(e.WalkBudget+e.AnswerGrace, func() (any, error) {
+	wait := e.WalkBudget + e.AnswerGrace
+	if !e.deadline.IsZero() {
+		wait = max(min(wait, time.Until(e.deadline)-e.AnswerGrace/2), 100*time.Millisecond)
+	}
+	v, err := withTimeout(wait, func() (any, error) {
 		// No page built-in is used to look: a frame may have replaced them
 		// (even Function.prototype.call), and the property itself cannot be
 		// replaced, being non-writable and non-configurable.
