@@ -147,8 +147,10 @@ func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwri
 	defer e.compact(reg)
 	// One deadline for the whole capture: finding the bridge, the walk and
 	// the title share it, so a busy page cannot make each wait its fill.
-	e.deadline = time.Now().Add(e.WalkBudget + e.AnswerGrace)
-	defer func() { e.deadline = time.Time{} }()
+	if e.WalkBudget > 0 {
+		e.deadline = time.Now().Add(e.WalkBudget + e.AnswerGrace)
+		defer func() { e.deadline = time.Time{} }()
+	}
 	snap := &Snapshot{Number: reg.BeginSnapshot(), Root: root}
 	if e.Log != nil && root == "" {
 		e.Log.Frames() // observed anew by this snapshot
@@ -176,7 +178,11 @@ func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwri
 	snap.Refs = recs
 	snap.Cut = cut
 	snap.URL = frame.URL()
-	if t, err := withTimeout(max(time.Until(e.deadline), 300*time.Millisecond), func() (any, error) { return page.Title() }); err == nil {
+	titleWait := 3 * time.Second
+	if !e.deadline.IsZero() {
+		titleWait = max(time.Until(e.deadline), 300*time.Millisecond)
+	}
+	if t, err := withTimeout(titleWait, func() (any, error) { return page.Title() }); err == nil {
 		snap.Title, _ = t.(string)
 	}
 	reg.Observe(next, recs)
@@ -190,7 +196,7 @@ const snapshotJS = `(b, a) => b.snapshotJSON(a)`
 func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool, root string, cut *bool) ([]*Node, int, []refs.Record, error) {
 	var res bridgeResult
 	budget := e.WalkBudget
-	if depth == 0 && !e.deadline.IsZero() {
+	if depth == 0 && budget > 0 && !e.deadline.IsZero() {
 		// What finding the bridge left of the capture's time.
 		budget = max(min(budget, time.Until(e.deadline)-e.AnswerGrace), 100*time.Millisecond)
 	}
@@ -517,7 +523,8 @@ func (e *Engine) bridge(frame playwright.Frame, main bool) (*doc, error) {
 	// Adopt the bridge the init script left; frames that predate the script
 	// get one now (Playwright's evaluation, which no page CSP blocks).
 	wait := e.WalkBudget + e.AnswerGrace
-	if !e.deadline.IsZero() {
+	if main && !e.deadline.IsZero() {
+		// A child frame has its own time (FrameTimeout).
 		wait = max(min(wait, time.Until(e.deadline)-e.AnswerGrace/2), 100*time.Millisecond)
 	}
 	v, err := withTimeout(wait, func() (any, error) {
