@@ -246,7 +246,7 @@ func (a *acting) load(url, verb string) error {
 				if rerr := a.replaceStuck(); rerr != nil {
 					return busyPage(a.c.tool, url, err)
 				}
-				return stuckLoad(a.c.tool, url, stuck, a.c.roleName, err)
+				return stuckLoad(a.c, url, stuck, err)
 			}
 		}
 		// Whether anything of the target arrived is read from where the tab
@@ -257,13 +257,7 @@ func (a *acting) load(url, verb string) error {
 			// snapshot has nothing to offer; a second try often works (a
 			// server waking up, a cold cache).
 			e.Cause = "the server sent nothing back in that time (the tab still shows the page before)"
-			// The tab that failed is the current one (a new tab becomes
-			// current), so navigating is the retry for every loading op.
-			retry := llmerr.Call("browser_navigate", "retry once: a first load is often the slow one", llmerr.A("url", url))
-			if a.c.roleName != "" {
-				retry.Args = append(retry.Args, llmerr.A("role", a.c.roleName))
-			}
-			e.Actions = []llmerr.Action{retry, llmerr.Call("browser_snapshot", "if it times out again, see what the tab shows")}
+			e.Actions = []llmerr.Action{a.c.loadAgain(url, "retry once: a first load is often the slow one"), llmerr.Call("browser_snapshot", "if it times out again, see what the tab shows")}
 		}
 		return e
 	}
@@ -393,9 +387,9 @@ func (a *acting) crashed() error {
 // that failed. Chromium aborts the load first and reports the crash just
 // after, so the crash gets a moment to arrive.
 func (a *acting) rendererDied() bool {
-	deadline := time.Now().Add(300 * time.Millisecond)
-	for !a.tab.Crashed() && !a.tab.Closed() && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-a.tab.Gone():
+	case <-time.After(300 * time.Millisecond):
 	}
 	return a.tab.Crashed()
 }
@@ -408,14 +402,10 @@ func (a *acting) crashedLoading(url string, err error) error {
 	if _, rerr := a.role.replaceTab(a.tab); rerr != nil {
 		return crashedError(from)
 	}
-	retry := llmerr.Call("browser_navigate", "load it again in the fresh tab", llmerr.A("url", url))
-	if a.c.roleName != "" {
-		retry.Args = append(retry.Args, llmerr.A("role", a.c.roleName))
-	}
 	return &llmerr.Error{Code: llmerr.PageCrashed, Tool: a.c.tool, URL: url, Err: err,
 		Message: "The page's renderer died while " + url + " loaded; a fresh tab took its place.",
 		Cause:   "its renderer process died (killed, out of memory, or a browser bug)",
-		Actions: []llmerr.Action{retry, llmerr.Call("browser_snapshot", "get new refs")},
+		Actions: []llmerr.Action{a.c.loadAgain(url, "load it again in the fresh tab"), llmerr.Call("browser_snapshot", "get new refs")},
 		Note:    "A retry usually works: the fresh tab runs in a new renderer."}
 }
 
@@ -441,16 +431,22 @@ func (a *acting) replaceTab(why string) error {
 // stuckLoad is the error of a load that ran out of time on a page that
 // does not answer, after its tab was replaced: the retry runs in the fresh
 // tab.
-func stuckLoad(tool, url, stuck, roleName string, err error) *llmerr.Error {
-	retry := llmerr.Call("browser_navigate", "load it again in the fresh tab", llmerr.A("url", url))
-	if roleName != "" {
-		retry.Args = append(retry.Args, llmerr.A("role", roleName))
-	}
-	e := &llmerr.Error{Code: llmerr.NavigationTimeout, Tool: tool, URL: url, Err: err,
+func stuckLoad(c *call, url, stuck string, err error) *llmerr.Error {
+	return &llmerr.Error{Code: llmerr.NavigationTimeout, Tool: c.tool, URL: url, Err: err,
 		Message: "The page did not answer, so the navigation could not finish; its tab was closed and a fresh one took its place.",
 		Cause:   "a script on " + stuck + " keeps the page's main thread busy",
-		Actions: []llmerr.Action{retry, llmerr.Call("browser_snapshot", "see what the fresh tab shows")}}
-	return e
+		Actions: []llmerr.Action{c.loadAgain(url, "load it again in the fresh tab"), llmerr.Call("browser_snapshot", "see what the fresh tab shows")}}
+}
+
+// loadAgain is the step that loads url again in the call's role: the tab
+// that failed is the current one (a new tab becomes current), so
+// navigating is the retry for every loading op.
+func (c *call) loadAgain(url, why string) llmerr.Action {
+	step := llmerr.Call("browser_navigate", why, llmerr.A("url", url))
+	if c.roleName != "" {
+		step.Args = append(step.Args, llmerr.A("role", c.roleName))
+	}
+	return step
 }
 
 func statusOf(resp playwright.Response) int {

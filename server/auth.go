@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/playwright-community/playwright-go"
 	"github.com/retrace-dev/retrace/failurelog"
@@ -40,7 +39,7 @@ func (r *role) runLoginCheck() error {
 		status = resp.Status()
 	}
 	signedOut := rc.LoginCheck.SignedOut(landed) || status == 401 || status == 403 ||
-		(rc.LoginCheck.SignedOutURL == "" && strings.TrimRight(landed, "/") != strings.TrimRight(rc.LoginCheck.URL, "/"))
+		(rc.LoginCheck.SignedOutURL == "" && !sameURL(landed, rc.LoginCheck.URL))
 	if !signedOut {
 		return nil
 	}

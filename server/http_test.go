@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -543,7 +544,17 @@ func TestHTTPDeleteStuckSession(t *testing.T) {
 		defer close(stuck)
 		_, _ = call("browser_evaluate", map[string]any{"function": "() => { while (true) {} }"})
 	}()
-	time.Sleep(time.Second) // the call holds the role now
+	// The call holds the role once its lock is taken.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if !r.mu.TryLock() {
+			break
+		}
+		r.mu.Mutex.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the evaluate never took the role's lock")
+		}
+		runtime.Gosched()
+	}
 	start := time.Now()
 	code, _, body := send(t, "DELETE", endpoint, "", headers{"Mcp-Session-Id": cs.ID()})
 	answered := time.Since(start)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/refs"
 )
 
@@ -17,15 +16,7 @@ import (
 //
 //	go test ./snapshot -run '^$' -bench Capture
 func BenchmarkCapture(b *testing.B) {
-	ctx, err := browsers.NewContext(browser.ContextOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer browsers.ReleaseContext(ctx)
-	page, err := ctx.NewPage()
-	if err != nil {
-		b.Fatal(err)
-	}
+	page := testPage(b, "")
 	for _, rows := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
 			if _, err := page.Goto(fmt.Sprintf("%s/table?rows=%d", fx.URL, rows), playwright.PageGotoOptions{WaitUntil: playwright.WaitUntilStateLoad}); err != nil {
@@ -54,16 +45,8 @@ func BenchmarkCapture(b *testing.B) {
 //
 //	go test ./snapshot -run '^$' -bench CaptureNodes -benchtime 2x
 func BenchmarkCaptureNodes(b *testing.B) {
-	ctx, err := browsers.NewContext(browser.ContextOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer browsers.ReleaseContext(ctx)
-	page, err := ctx.NewPage()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cdp, err := ctx.NewCDPSession(page)
+	page := testPage(b, "")
+	cdp, err := page.Context().NewCDPSession(page)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 
 // testPage opens a page in a fresh context of the shared browser, with
 // init as the context's init script when it is not empty.
-func testPage(t *testing.T, init string) playwright.Page {
+func testPage(t testing.TB, init string) playwright.Page {
 	t.Helper()
 	ctx, err := browsers.NewContext(browser.ContextOptions{})
 	if err != nil {
