@@ -115,6 +115,13 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 		if stuck && !answers(tab) {
 			return nil, busyPage(c.tool, tab.Page.URL(), fmt.Errorf("no answer within %v", limit))
 		}
+		if stuck {
+			// The last poll ran out of time on a page that answers now (a
+			// loaded machine): ask once more rather than take the silence
+			// as the condition holding.
+			n, answered := visibleText(tab, w.text, time.Second)
+			ok = answered && (n > 0) != w.gone
+		}
 		if !ok {
 			what := fmt.Sprintf("the text %q did not appear", w.text)
 			if w.gone {
