@@ -91,7 +91,7 @@ bench: setup
 # cycles, memory and latency every 50; writes the Soak section of
 # docs/reliability.md and docs/soak-rss.svg. Not part of make test.
 bench-soak: setup
-	$(GO) run ./bench/soak -out docs/reliability.md -chart docs/soak-rss.svg
+	$(GO) run ./bench/soak -cycles 2000 -warmup 1000 -out docs/reliability.md -chart docs/soak-rss.svg
 
 # The recovery-rate evaluation (docs/eval.md); EVAL_OUT is where the report goes.
 EVAL_OUT ?= eval-out

@@ -13,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,10 +27,8 @@ import (
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/fixture"
+	"github.com/retrace-dev/retrace/internal/peer"
 )
-
-// peerVersion is the pinned @playwright/mcp release measured against.
-const peerVersion = "0.0.83"
 
 func main() {
 	runs := flag.Int("runs", 7, "timed repetitions per figure (the median is reported)")
@@ -117,13 +116,13 @@ func run(runs, coldRuns int, out, peerDir string, fencesOnly bool) error {
 		fmt.Print(renderFences(fences))
 		return nil
 	}
-	peerCLI, err := installPeer(peerDir)
+	peerCLI, err := peer.Install(peerDir, log.New(os.Stderr, "bench: ", 0))
 	if err != nil {
 		return err
 	}
 	servers := []server{
 		retrace,
-		{name: "playwright-mcp " + peerVersion, cmd: func() *exec.Cmd {
+		{name: "playwright-mcp " + peer.Version, cmd: func() *exec.Cmd {
 			c := exec.Command("node", peerCLI, "--headless", "--isolated", "--executable-path", chromium, "--no-sandbox")
 			c.Dir = tmp // it writes snapshot files into its working directory
 			return c
@@ -157,29 +156,6 @@ func run(runs, coldRuns int, out, peerDir string, fencesOnly bool) error {
 		return writeReport(out, report)
 	}
 	return nil
-}
-
-// installPeer installs the pinned peer from npm into a cache directory
-// (once) and returns the path of its CLI.
-func installPeer(dir string) (string, error) {
-	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
-		dir = filepath.Join(cache, "retrace", "peers", "playwright-mcp-"+peerVersion)
-	}
-	cli := filepath.Join(dir, "node_modules", "@playwright", "mcp", "cli.js")
-	if _, err := os.Stat(cli); err == nil {
-		return cli, nil
-	}
-	fmt.Fprintf(os.Stderr, "bench: installing @playwright/mcp@%s into %s\n", peerVersion, dir)
-	npm := exec.Command("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", dir, "@playwright/mcp@"+peerVersion)
-	npm.Stderr = os.Stderr
-	if err := npm.Run(); err != nil {
-		return "", fmt.Errorf("npm install @playwright/mcp@%s: %w", peerVersion, err)
-	}
-	return cli, nil
 }
 
 func connectServer(s *server) (*mcp.ClientSession, *exec.Cmd, error) {
@@ -240,7 +216,7 @@ func measure(s *server, fx *fixture.Server, runs int, enc tokenizer.Codec) (map[
 	defer cs.Close()
 	rss := sampleRSS(cmd.Process.Pid, 100*time.Millisecond)
 	if s.refArg == "" {
-		s.refArg = clickRefArg(cs)
+		s.refArg = peer.ClickRefArg(context.Background(), cs)
 	}
 	out := map[string]result{}
 	for _, p := range pages {
@@ -286,28 +262,6 @@ func measure(s *server, fx *fixture.Server, runs int, enc tokenizer.Codec) (map[
 		out[p.name] = r
 	}
 	return out, rss.Peak(), nil
-}
-
-// clickRefArg finds the argument of browser_click that takes the ref: "ref"
-// in older releases of the peer, "target" in newer ones.
-func clickRefArg(cs *mcp.ClientSession) string {
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		return "ref"
-	}
-	for _, t := range tools.Tools {
-		if t.Name != "browser_click" {
-			continue
-		}
-		if m, ok := t.InputSchema.(map[string]any); ok {
-			if props, ok := m["properties"].(map[string]any); ok {
-				if _, ok := props["target"]; ok {
-					return "target"
-				}
-			}
-		}
-	}
-	return "ref"
 }
 
 // refAfter returns the first ref on the first line containing what.

@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/retrace-dev/retrace/internal/benchpage"
 )
 
 // render formats the figures as Markdown tables with the retrace/peer ratio.
@@ -14,7 +15,7 @@ func render(servers []server, res map[string]map[string]result, cold map[string]
 	a, p := servers[0].name, servers[1].name
 	var b strings.Builder
 	fmt.Fprintf(&b, "Measured %s on %s/%s, %d cores, %s. Each snapshot and click figure is the median of %d timed calls after one warm-up, measured by the client as the MCP round trip.\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), chromiumVersion(chromium), runs)
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchpage.ChromiumVersion(chromium), runs)
 
 	b.WriteString("### Snapshot\n\n")
 	fmt.Fprintf(&b, "| page | server | time (ms) | bytes | tokens (o200k) | refs |\n| --- | --- | ---: | ---: | ---: | ---: |\n")
@@ -47,14 +48,6 @@ func ratio(a, b float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.2f×", a/b)
-}
-
-func chromiumVersion(path string) string {
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		return "Chromium (version unknown)"
-	}
-	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
 
 // writeReport replaces the generated section of the Markdown file, keeping

@@ -32,6 +32,8 @@ import (
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/fixture"
+	"github.com/retrace-dev/retrace/internal/benchpage"
+	"github.com/retrace-dev/retrace/internal/proctree"
 )
 
 // options are the command's flags.
@@ -48,9 +50,9 @@ type options struct {
 
 func main() {
 	var o options
-	flag.IntVar(&o.cycles, "cycles", 1000, "navigate → snapshot → click cycles to run")
+	flag.IntVar(&o.cycles, "cycles", 2000, "navigate → snapshot → click cycles to run")
 	flag.IntVar(&o.every, "every", 50, "record a sample every this many cycles")
-	flag.IntVar(&o.warmup, "warmup", 200, "cycles of warm-up left out of the growth figures")
+	flag.IntVar(&o.warmup, "warmup", 1000, "cycles of warm-up left out of the growth figures (Chromium grows for its first minutes whatever drives it)")
 	flag.StringVar(&o.out, "out", "", "write the Soak section into this Markdown file (between its soak markers)")
 	flag.StringVar(&o.chart, "chart", "", "write the RSS chart as SVG to this file")
 	flag.StringVar(&o.bin, "bin", "bin/retrace", "the retrace binary, relative to the module root unless absolute")
@@ -140,14 +142,14 @@ func run(o options) (err error) {
 	pid := cmd.Process.Pid
 	defer stop(cs, pid)
 
-	fmt.Fprintf(os.Stderr, "soak: retrace pid %d, page %s, %d cycles, a sample every %d (server log: %s)\n", pid, page.url, o.cycles, o.every, logf.Name())
+	fmt.Fprintf(os.Stderr, "soak: retrace pid %d, page %s, %d cycles, a sample every %d (server log: %s)\n", pid, page.URL, o.cycles, o.every, logf.Name())
 	start := time.Now()
 	var samples []sample
 	var snaps, clicks []float64
 	failures, inARow := 0, 0
 	var prevBrowser [2]int // driver and browser PIDs at the last sample
 	for c := 1; c <= o.cycles; c++ {
-		snapMs, clickMs, err := cycle(ctx, cs, o.callTimeout, page.url, c)
+		snapMs, clickMs, err := cycle(ctx, cs, o.callTimeout, page.URL, c)
 		if snapMs > 0 {
 			snaps = append(snaps, snapMs)
 		}
@@ -185,7 +187,7 @@ func run(o options) (err error) {
 	}
 	elapsed := time.Since(start)
 
-	rep := report{opts: o, samples: samples, elapsed: elapsed, chromium: chromiumVersion(chromium)}
+	rep := report{opts: o, samples: samples, elapsed: elapsed, chromium: benchpage.ChromiumVersion(chromium)}
 	section := rep.markdown()
 	fmt.Print(section)
 	if o.chart != "" {
@@ -256,26 +258,15 @@ func call(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration, too
 // stop ends the session (retrace exits when its stdin closes) and then kills,
 // by PID, whatever of its process tree is still running.
 func stop(cs *mcp.ClientSession, pid int) {
-	tree := sampleTree(pid).procs
+	tree := proctree.Sample(pid)
 	cs.Close()
 	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && alive(tree) > 0 {
+	for time.Now().Before(deadline) && tree.Running() > 0 {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if n := killLeft(tree); n > 0 {
+	if n := tree.KillLeft(); n > 0 {
 		fmt.Fprintf(os.Stderr, "soak: killed %d processes left after retrace exited\n", n)
 	}
-}
-
-// alive counts the processes of procs still running as themselves.
-func alive(procs []proc) int {
-	n := 0
-	for _, p := range procs {
-		if now, ok := readStat(fmt.Sprintf("/proc/%d/stat", p.pid)); ok && now.start == p.start && !now.zombie {
-			n++
-		}
-	}
-	return n
 }
 
 var refRe = regexp.MustCompile(`\[ref=([a-z0-9]+)\]`)
@@ -320,14 +311,4 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, " / ")
-}
-
-func chromiumVersion(path string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
-	if err != nil {
-		return "Chromium (version unknown)"
-	}
-	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
