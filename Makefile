@@ -7,7 +7,7 @@ PORT    ?= 8931
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT     := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: all build setup system-deps run test test-clients bench bench-soak vet clean eval
+.PHONY: all build setup system-deps run test test-clients bench bench-soak bench-load vet clean eval
 
 all: build
 
@@ -23,6 +23,10 @@ system-deps:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 		echo "setup: installing nodejs and npm (apt-get)" >&2; \
 		$(APT) update -qq && $(APT) install -y -qq nodejs npm >/dev/null; \
+	fi
+	@if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then \
+		echo "setup: installing nginx (apt-get), for the reverse-proxy test (docs/deploy.md)" >&2; \
+		$(APT) update -qq && $(APT) install -y -qq nginx >/dev/null; \
 	fi
 
 setup: system-deps build
@@ -92,6 +96,13 @@ bench: setup
 # docs/reliability.md and docs/soak-rss.svg. Not part of make test.
 bench-soak: setup
 	$(GO) run ./bench/soak -cycles 2000 -warmup 1000 -out docs/reliability.md -chart docs/soak-rss.svg
+
+# Concurrent MCP sessions over HTTP (1, 4, 8 and 16, 30 s each) on retrace
+# with a local Chromium, retrace on two Playwright browser servers and
+# playwright-mcp, plus memory per idle session and per tab; writes the Load
+# section of docs/benchmarks.md. About 10 minutes. Not part of make test.
+bench-load: setup
+	$(GO) run ./bench/load -out docs/benchmarks.md
 
 # The recovery-rate evaluation (docs/eval.md); EVAL_OUT is where the report goes.
 EVAL_OUT ?= eval-out

@@ -126,3 +126,30 @@ func initializeStatus(t *testing.T, endpoint, token string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// Bad browser endpoints stop the start with a message that says what is
+// wrong, and never shows a header's value or a token in a URL.
+func TestBrowserEndpointFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{[]string{"--browser-endpoint", "ftp://pool.internal/?token=sekrit-url"}, nil, "want ws:// or wss://"},
+		{[]string{"--browser-endpoint", "ws:///nohost"}, nil, "has no host"},
+		{[]string{"--browser-endpoint", "ws://pool.internal:3000/", "--browser-endpoint-header", "Authorization: Bearer ${RETRACE_TEST_UNSET_TOKEN}"}, nil, "RETRACE_TEST_UNSET_TOKEN is not set"},
+		{[]string{"--browser-endpoint-header", "no colon sekrit-header"}, nil, "want 'Name: value'"},
+		{nil, []string{"RETRACE_BROWSER_ENDPOINT=ws://a.internal:3000/ gopher://b.internal/?token=sekrit-env"}, "want ws:// or wss://"},
+	} {
+		cmd := exec.Command(binary, tc.args...)
+		cmd.Env = append(withoutRetraceEnv(), tc.env...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v %v: want an exit saying %q, got %v:\n%s", tc.args, tc.env, tc.want, err, out)
+		}
+		if strings.Contains(string(out), "sekrit") {
+			t.Errorf("%v %v: the message shows a secret:\n%s", tc.args, tc.env, out)
+		}
+	}
+}

@@ -8,6 +8,7 @@
 //	retrace install            install the Playwright driver, check for Chromium
 //	retrace version            print the version
 //	retrace eval --out DIR     measure recovery from failures (docs/eval.md)
+//	retrace roles check ...    permission matrix of roles over URLs (docs/roles-check.md)
 package main
 
 import (
@@ -72,6 +73,11 @@ type options struct {
 	authToken          string
 	insecureNoAuth     bool
 	maxSessions        int
+	sessionIdle        time.Duration
+	instance           string
+	// Browser endpoints (--browser-endpoint, --browser-endpoint-header).
+	endpoints       []string
+	endpointHeaders []string
 }
 
 func run(args []string) error {
@@ -81,6 +87,9 @@ func run(args []string) error {
 			return runEval(args[1:], os.Stdout)
 		case "install":
 			return install(args[1:])
+		case "roles":
+			// Its exit code tells differences (1) from setup errors (2).
+			os.Exit(runRoles(args[1:], os.Stdout, os.Stderr))
 		case "version", "--version":
 			fmt.Println("retrace", server.Version, "(Playwright driver "+browser.DriverVersion+")")
 			return nil
@@ -95,9 +104,19 @@ func run(args []string) error {
 	fs.StringVar(&o.allowedHTTPOrigins, "allowed-http-origins", "", "with --port: comma-separated browser origins (https://app.example) that may call the server besides loopback ones; they get CORS headers")
 	fs.StringVar(&o.allowedHosts, "allowed-hosts", "", "with --port: comma-separated Host header values (name or name:port, * for any) accepted besides the bound address")
 	fs.IntVar(&o.maxSessions, "max-sessions", server.DefaultMaxSessions, "with --port: most live MCP sessions at once (0: no cap)")
+	fs.DurationVar(&o.sessionIdle, "session-idle-timeout", server.DefaultSessionTimeout, "with --port: close an MCP session (and its browser contexts) idle this long")
+	fs.StringVar(&o.instance, "instance", "", "with --port: name of this process among several behind one reverse proxy; every session ID starts with it and a dash, so the proxy can route a session back (see docs/deploy.md)")
 	fs.BoolVar(&o.headless, "headless", true, "run Chromium headless (--headless=false shows the window)")
 	fs.StringVar(&o.executablePath, "executable-path", "", "Chromium executable (default: found on the machine)")
-	fs.StringVar(&o.cdpEndpoint, "cdp-endpoint", "", "connect to a running Chromium at this CDP endpoint instead of launching one")
+	fs.StringVar(&o.cdpEndpoint, "cdp-endpoint", "", "connect to a running Chromium at this CDP endpoint instead of launching one (the same as one http:// --browser-endpoint)")
+	fs.Func("browser-endpoint", "run browsers on this endpoint instead of a local Chromium (repeatable; RETRACE_BROWSER_ENDPOINT takes several, space-separated): ws:// or wss:// for a Playwright browser server (playwright run-server, launchServer), http:// or https:// for a Chromium DevTools (CDP) endpoint; each session goes to the healthy one with the fewest sessions", func(v string) error {
+		o.endpoints = append(o.endpoints, strings.Fields(v)...)
+		return nil
+	})
+	fs.Func("browser-endpoint-header", "header sent when connecting to every --browser-endpoint, 'Name: value' (repeatable); write secrets as ${ENV_VAR}, read from the environment and never printed", func(v string) error {
+		o.endpointHeaders = append(o.endpointHeaders, v)
+		return nil
+	})
 	fs.StringVar(&o.viewport, "viewport-size", "1280x720", "viewport size, WIDTHxHEIGHT")
 	fs.StringVar(&o.userAgent, "user-agent", "", "user agent string")
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
@@ -123,6 +142,7 @@ func run(args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "retrace: an MCP server that gives agents a real browser.\n\n"+
 			"Usage:\n  retrace [flags]        serve MCP over stdio\n  retrace install        install the Playwright driver, check Chromium\n"+
+			"  retrace roles check    compare roles over a list of URLs, write a permission matrix\n"+
 			"  retrace version\n\nEvery flag can also be set as RETRACE_<FLAG> (for example RETRACE_PORT=8931).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
@@ -207,16 +227,27 @@ func serve(o options) error {
 		return fmt.Errorf("--max-result-bytes must be at least %d: a result must hold an error's plan", minResultBytes)
 	}
 	httpOpts := server.HTTPOptions{BindHost: o.host, AuthToken: o.authToken, InsecureNoAuth: o.insecureNoAuth,
-		AllowedOrigins: splitList(o.allowedHTTPOrigins), AllowedHosts: splitList(o.allowedHosts), MaxSessions: o.maxSessions}
+		AllowedOrigins: splitList(o.allowedHTTPOrigins), AllowedHosts: splitList(o.allowedHosts), MaxSessions: o.maxSessions,
+		SessionTimeout: o.sessionIdle}
+	if o.sessionIdle <= 0 {
+		return errors.New("--session-idle-timeout must be a positive duration, such as 30m")
+	}
+	if err := server.CheckInstance(o.instance); err != nil {
+		return fmt.Errorf("--instance: %w", err)
+	}
 	if o.port != 0 {
 		if err := httpOpts.Check(); err != nil {
 			return err
 		}
 	}
+	endpoints, err := browserEndpoints(o, roleCfg)
+	if err != nil {
+		return err
+	}
 	mgr := browser.NewManager(browser.Options{
 		DriverDir:         o.driverDir,
 		ExecutablePath:    o.executablePath,
-		CDPEndpoint:       o.cdpEndpoint,
+		Endpoints:         endpoints,
 		Headless:          o.headless,
 		NoSandbox:         o.noSandbox,
 		Viewport:          viewport,
@@ -229,8 +260,15 @@ func serve(o options) error {
 	})
 	defer mgr.Close()
 	mgr.Prewarm()
+	for _, ep := range endpoints {
+		logger.Info("browser endpoint", "endpoint", ep.String(), "kind", ep.Kind())
+		if !ep.OnThisMachine() {
+			logger.Warn("the network guard does not reach a browser on another machine: request routes still apply the origin policy, but redirect hops, WebSockets, workers and the link-local rule are not checked by retrace there (docs/security.md)",
+				"endpoint", ep.String())
+		}
+	}
 	// Say at start what is missing; tool calls will say it again.
-	if _, err := browser.Locate(o.driverDir, o.executablePath); err != nil && o.cdpEndpoint == "" {
+	if _, err := browser.Locate(o.driverDir, o.executablePath); err != nil && len(endpoints) == 0 {
 		if e, ok := llmerr.As(err); ok {
 			logger.Warn("browser setup incomplete; tool calls will fail until fixed", "cause", e.Cause, "fix", e.Details["fix"])
 		}
@@ -239,6 +277,7 @@ func serve(o options) error {
 		SnapshotBudget: o.snapshotBudget,
 		MaxResultBytes: o.maxResultBytes,
 		NoEvaluate:     o.noEvaluate,
+		Instance:       o.instance,
 		UploadDirs:     splitList(o.allowedDirs),
 		AllowBroadDirs: o.allowBroadDirs,
 		Roles:          roleCfg,
@@ -274,6 +313,76 @@ func serve(o options) error {
 		return err
 	}
 	return nil
+}
+
+// browserEndpoints gathers the endpoints of --cdp-endpoint,
+// --browser-endpoint and the config file's browserEndpoints, with their
+// headers, ${VAR} references read from the environment. Errors never
+// show a header's value.
+func browserEndpoints(o options, cfg *roles.Config) ([]browser.Endpoint, error) {
+	flagHeaders := map[string]string{}
+	for _, h := range o.endpointHeaders {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, fmt.Errorf("--browser-endpoint-header: want 'Name: value', got a header without a name or colon")
+		}
+		v, err := expandEnv(strings.TrimSpace(value))
+		if err != nil {
+			return nil, fmt.Errorf("--browser-endpoint-header %s: %w", name, err)
+		}
+		flagHeaders[name] = v
+	}
+	var eps []browser.Endpoint
+	add := func(raw string, headers map[string]string, from string) error {
+		ep, err := browser.ParseEndpoint(raw, headers)
+		if err != nil {
+			return fmt.Errorf("%s: %w", from, err)
+		}
+		eps = append(eps, ep)
+		return nil
+	}
+	if o.cdpEndpoint != "" {
+		if err := add(o.cdpEndpoint, flagHeaders, "--cdp-endpoint"); err != nil {
+			return nil, err
+		}
+	}
+	for _, raw := range o.endpoints {
+		if err := add(raw, flagHeaders, "--browser-endpoint"); err != nil {
+			return nil, err
+		}
+	}
+	for i, e := range cfg.Endpoints {
+		headers := map[string]string{}
+		for name, value := range e.Headers {
+			v, err := expandEnv(value)
+			if err != nil {
+				return nil, fmt.Errorf("config browserEndpoints[%d] header %s: %w", i, name, err)
+			}
+			headers[name] = v
+		}
+		if err := add(e.URL, headers, fmt.Sprintf("config browserEndpoints[%d]", i)); err != nil {
+			return nil, err
+		}
+	}
+	return eps, nil
+}
+
+// expandEnv replaces ${VAR} (and $VAR) in s with the environment's value;
+// a variable that is not set is an error naming it.
+func expandEnv(s string) (string, error) {
+	var missing []string
+	out := os.Expand(s, func(name string) string {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
+	}
+	return out, nil
 }
 
 // minResultBytes is the smallest --max-result-bytes: below it, plans and

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,9 +24,15 @@ type Options struct {
 	DriverDir      string
 	ExecutablePath string
 	// CDPEndpoint, when set, connects to a running Chromium instead of
-	// launching one.
+	// launching one: an alias of one http(s) entry of Endpoints.
 	CDPEndpoint string
-	Headless    bool
+	// Endpoints are the browsers to run in instead of a local Chromium:
+	// Playwright browser servers and CDP endpoints (see Endpoint). Each
+	// session is placed on one of them (Manager.NewSeat).
+	Endpoints []Endpoint
+	// ConnectTimeout bounds connecting to an endpoint; 0 means 15 s.
+	ConnectTimeout time.Duration
+	Headless       bool
 	// Args are extra Chromium command-line arguments.
 	Args []string
 	// NoSandbox turns Chromium's sandbox off for a user who is not root
@@ -66,23 +73,46 @@ func launchArgs(sandbox bool, extra []string) []string {
 	return append(args, extra...)
 }
 
-// Manager owns the Playwright driver and one Chromium, started lazily and
-// shared by every context it hands out. When either process dies, the
-// contexts it served are lost (Lost says so) and the next NewContext
-// starts what is missing. It is safe for concurrent use.
+// Manager hands out browser contexts from its sources: one local
+// Chromium, launched lazily, or the endpoints of Options.Endpoints, each
+// reached through a Playwright driver of its own. When a source's browser
+// or driver dies, the contexts it served are lost (Lost says so) and the
+// next NewContext starts or reconnects what is missing. It is safe for
+// concurrent use.
 type Manager struct {
-	opts Options
+	opts    Options
+	sources []*source
 
-	mu      sync.Mutex
-	drv     *driver
-	browser playwright.Browser
-
-	// ctxMu guards contexts apart from mu, which a launch holds for
-	// seconds: Lost must answer at once.
+	// ctxMu guards contexts apart from the sources' locks, which a launch
+	// holds for seconds: Lost must answer at once.
 	ctxMu sync.Mutex
 	// contexts are the contexts handed out and not yet released, lost
 	// ones included until their owner releases them.
 	contexts map[playwright.BrowserContext]*tracked
+
+	// placeMu guards the seats and health of every source.
+	placeMu sync.Mutex
+}
+
+// source is one place browsers come from: the local Chromium or one
+// endpoint, with the driver that reaches it.
+type source struct {
+	m  *Manager
+	ep Endpoint // zero for the local Chromium
+
+	mu      sync.Mutex
+	drv     *driver
+	browser playwright.Browser
+	// closedByUs holds the browsers retrace closed itself, whose
+	// disconnect says nothing of the endpoint's health.
+	closedByUs sync.Map
+
+	// Under Manager.placeMu: the seats placed here, and the health of a
+	// remote endpoint (down until downUntil after fails failed connects
+	// in a row, or a connection lost).
+	seats     int
+	fails     int
+	downUntil time.Time
 }
 
 // driver is one Playwright driver process and its connection.
@@ -109,7 +139,7 @@ func (d *driver) alive() bool {
 // under the call, so that starting them again may succeed. playwright-go
 // can see the driver's exit a moment before the manager does, so the exit
 // gets a second to show.
-func (m *Manager) closedUnder(err error) bool {
+func (m *source) closedUnder(err error) bool {
 	if err == nil {
 		return false
 	}
@@ -145,10 +175,15 @@ const (
 	// ProcessDriver is the Playwright driver (a Node.js process): with it
 	// go the connection and every object made through it.
 	ProcessDriver Process = "driver"
+	// ProcessEndpoint is a browser endpoint's connection: the browser
+	// server or remote Chromium stopped, or the network between dropped.
+	ProcessEndpoint Process = "endpoint"
 )
 
-// tracked is a context handed out: the driver and browser it lives in.
+// tracked is a context handed out: the source, driver and browser it
+// lives in.
 type tracked struct {
+	src     *source
 	drv     *driver
 	browser playwright.Browser
 }
@@ -167,7 +202,22 @@ func NewManager(opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(opts.DriverLog, nil))
 	}
-	return &Manager{opts: opts}
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = 15 * time.Second
+	}
+	eps := slices.Clone(opts.Endpoints)
+	if opts.CDPEndpoint != "" {
+		eps = append([]Endpoint{{URL: opts.CDPEndpoint}}, eps...)
+	}
+	opts.Endpoints = eps
+	m := &Manager{opts: opts}
+	if len(eps) == 0 {
+		m.sources = []*source{{m: m}}
+	}
+	for _, ep := range eps {
+		m.sources = append(m.sources, &source{m: m, ep: ep})
+	}
+	return m
 }
 
 // Options returns the manager's options.
@@ -179,29 +229,63 @@ type ContextOptions struct {
 	// StorageState is the auth file to load, if any.
 	StorageState string
 	// Proxy, when set, is the proxy every request of the context goes
-	// through, loopback included.
+	// through, loopback included. It is on this machine's loopback, so it
+	// is left out for a browser on another machine (see
+	// Endpoint.OnThisMachine).
 	Proxy string
 	// BlockServiceWorkers keeps pages from registering service workers,
 	// whose fetches a request route would not see.
 	BlockServiceWorkers bool
+	// Seat is the session's place (NewSeat): the context is made on its
+	// source, which moves to another endpoint when its own cannot be
+	// reached. Nil means the first source.
+	Seat *Seat
 }
 
 // NewContext returns a fresh, isolated browser context, starting the driver
-// and Chromium first if needed: at first use, and again after either died.
+// and Chromium (or connecting to the seat's endpoint) first if needed: at
+// first use, and again after either died. With several endpoints, one
+// that cannot be reached is marked down and the seat moves to the next
+// healthy one; the error says so only when none could be reached.
 func (m *Manager) NewContext(co ContextOptions) (playwright.BrowserContext, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, err := m.newContextLocked(co)
-	if m.closedUnder(err) {
+	if co.Seat == nil {
+		return m.sources[0].newContext(co)
+	}
+	tried := map[*source]bool{}
+	var errs []error
+	for {
+		src := m.place(co.Seat, tried)
+		if src == nil {
+			return nil, m.unreachable(errs)
+		}
+		c, err := src.newContext(co)
+		if err == nil || src.ep.URL == "" || !isConnectError(err) {
+			return c, err
+		}
+		m.markDown(src, err)
+		tried[src] = true
+		errs = append(errs, err)
+	}
+}
+
+func (src *source) newContext(co ContextOptions) (playwright.BrowserContext, error) {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	c, err := src.newContextLocked(co)
+	if src.closedUnder(err) {
 		// The driver or Chromium died just before this call, unseen until
 		// now: start what is missing, once.
-		c, err = m.newContextLocked(co)
+		c, err = src.newContextLocked(co)
+	}
+	if err == nil {
+		src.m.markUp(src)
 	}
 	return c, err
 }
 
-func (m *Manager) newContextLocked(co ContextOptions) (playwright.BrowserContext, error) {
-	if err := m.startLocked(); err != nil {
+func (src *source) newContextLocked(co ContextOptions) (playwright.BrowserContext, error) {
+	m := src.m
+	if err := src.startLocked(); err != nil {
 		return nil, err
 	}
 	opts := playwright.BrowserNewContextOptions{}
@@ -214,14 +298,14 @@ func (m *Manager) newContextLocked(co ContextOptions) (playwright.BrowserContext
 	if co.StorageState != "" {
 		opts.StorageStatePath = playwright.String(co.StorageState)
 	}
-	if co.Proxy != "" {
+	if co.Proxy != "" && src.ep.OnThisMachine() {
 		// Loopback too: Chromium leaves it out of proxies unless told.
 		opts.Proxy = &playwright.Proxy{Server: co.Proxy, Bypass: playwright.String("<-loopback>")}
 	}
 	if co.BlockServiceWorkers {
 		opts.ServiceWorkers = playwright.ServiceWorkerPolicyBlock
 	}
-	c, err := m.browser.NewContext(opts)
+	c, err := src.browser.NewContext(opts)
 	if err != nil {
 		return nil, llmerr.Classify(err, llmerr.Situation{Tool: "browser"})
 	}
@@ -232,7 +316,7 @@ func (m *Manager) newContextLocked(co ContextOptions) (playwright.BrowserContext
 	if m.contexts == nil {
 		m.contexts = map[playwright.BrowserContext]*tracked{}
 	}
-	m.contexts[c] = &tracked{drv: m.drv, browser: m.browser}
+	m.contexts[c] = &tracked{src: src, drv: src.drv, browser: src.browser}
 	m.ctxMu.Unlock()
 	return c, nil
 }
@@ -268,10 +352,23 @@ func (m *Manager) Lost(c playwright.BrowserContext) (Process, bool) {
 		return ProcessBrowser, true
 	case !t.drv.alive() || !reachable(t.drv, c, m.opts.ActionTimeout):
 		return ProcessDriver, true
+	case !t.browser.IsConnected() && t.src.ep.URL != "":
+		return ProcessEndpoint, true
 	case !t.browser.IsConnected():
 		return ProcessBrowser, true
 	}
 	return "", false
+}
+
+// ViaServer reports whether c lives in a browser reached through a
+// Playwright browser server (a ws:// endpoint). There, a call made on the
+// dispatch goroutine (in an event handler) waits for that goroutine, even
+// one playwright-go sends without waiting for an answer elsewhere.
+func (m *Manager) ViaServer(c playwright.BrowserContext) bool {
+	m.ctxMu.Lock()
+	defer m.ctxMu.Unlock()
+	t := m.contexts[c]
+	return t != nil && t.src.ep.Kind() == KindPlaywright
 }
 
 // reachable reports whether d's connection still takes c's
@@ -306,13 +403,22 @@ func (m *Manager) ReleaseContext(c playwright.BrowserContext) {
 		return
 	}
 	_ = c.Close()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.opts.CloseWhenIdle && m.browser != nil && m.browser == t.browser && m.liveContexts(m.browser) == 0 {
-		b := m.browser
-		m.browser = nil
+	src := t.src
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if m.opts.CloseWhenIdle && src.browser != nil && src.browser == t.browser && m.liveContexts(src.browser) == 0 {
+		b := src.browser
+		src.browser = nil
+		src.closedByUs.Store(b, true)
 		_ = b.Close()
 	}
+}
+
+// Contexts counts the contexts handed out and not yet released.
+func (m *Manager) Contexts() int {
+	m.ctxMu.Lock()
+	defer m.ctxMu.Unlock()
+	return len(m.contexts)
 }
 
 // liveContexts counts the contexts of b not yet released.
@@ -328,20 +434,23 @@ func (m *Manager) liveContexts(b playwright.Browser) int {
 	return n
 }
 
-// Prewarm starts the Playwright driver in the background, so the first tool
-// call only waits for Chromium. Chromium itself still starts on first use.
-// A failure is logged and retried by the first call, which reports it.
+// Prewarm starts the Playwright drivers in the background, so the first
+// tool call only waits for Chromium. Chromium itself still starts (or is
+// connected to) on first use. A failure is logged and retried by the
+// first call, which reports it.
 func (m *Manager) Prewarm() {
-	go func() {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if err := m.startDriverLocked(); err != nil {
-			m.opts.Logger.Info("driver not started ahead of use", "err", err)
-		}
-	}()
+	for _, src := range m.sources {
+		go func() {
+			src.mu.Lock()
+			defer src.mu.Unlock()
+			if err := src.startDriverLocked(); err != nil {
+				m.opts.Logger.Info("driver not started ahead of use", "err", err)
+			}
+		}()
+	}
 }
 
-func (m *Manager) startLocked() error {
+func (m *source) startLocked() error {
 	m.dropDeadDriverLocked()
 	if m.browser != nil && m.browser.IsConnected() {
 		return nil
@@ -365,19 +474,19 @@ func (m *Manager) startLocked() error {
 // ran (which exits with it). Not Stop: playwright-go's reader already
 // closed the connection and waited for the process, and a Stop racing it
 // could close a channel twice.
-func (m *Manager) dropDeadDriverLocked() {
+func (m *source) dropDeadDriverLocked() {
 	if m.drv != nil && !m.drv.alive() {
-		m.opts.Logger.Info("the playwright driver exited; the next start makes a new one")
+		m.m.opts.Logger.Info("the playwright driver exited; the next start makes a new one")
 		m.drv, m.browser = nil, nil
 	}
 }
 
-func (m *Manager) startDriverLocked() error {
+func (m *source) startDriverLocked() error {
 	if m.drv != nil {
 		return nil
 	}
-	paths, err := Locate(m.opts.DriverDir, m.opts.ExecutablePath)
-	if err != nil && !(m.opts.CDPEndpoint != "" && isChromiumMissing(err)) {
+	paths, err := Locate(m.m.opts.DriverDir, m.m.opts.ExecutablePath)
+	if err != nil && !(m.ep.URL != "" && isChromiumMissing(err)) {
 		return err
 	}
 	// playwright-go reads the node path only from the environment.
@@ -392,7 +501,7 @@ func (m *Manager) startDriverLocked() error {
 	}
 	d := &driver{exited: make(chan struct{})}
 	go func() {
-		_, _ = io.Copy(m.opts.DriverLog, stderrR)
+		_, _ = io.Copy(m.m.opts.DriverLog, stderrR)
 		stderrR.Close()
 		close(d.exited)
 	}()
@@ -401,9 +510,9 @@ func (m *Manager) startDriverLocked() error {
 		DriverDirectory:     paths.DriverDir,
 		SkipInstallBrowsers: true,
 		Verbose:             false,
-		Stdout:              m.opts.DriverLog,
+		Stdout:              m.m.opts.DriverLog,
 		Stderr:              stderrW,
-		Logger:              m.opts.Logger,
+		Logger:              m.m.opts.Logger,
 	})
 	stderrW.Close() // the driver has its own copy
 	if err != nil {
@@ -412,28 +521,30 @@ func (m *Manager) startDriverLocked() error {
 			Cause:   err.Error(),
 			Note:    "A person must fix the machine: run retrace install. Retrying will fail the same way until then."}
 	}
-	m.opts.Logger.Info("playwright driver started", "ms", time.Since(start).Milliseconds())
+	m.m.opts.Logger.Info("playwright driver started", "ms", time.Since(start).Milliseconds())
 	d.pw = pw
 	m.drv = d
 	if paths.Chromium != "" {
-		m.opts.ExecutablePath = paths.Chromium
+		m.m.opts.ExecutablePath = paths.Chromium
 	}
 	return nil
 }
 
-func (m *Manager) launchLocked() error {
+func (m *source) launchLocked() error {
 	start := time.Now()
 	var b playwright.Browser
 	var err error
-	if m.opts.CDPEndpoint != "" {
-		b, err = m.drv.pw.Chromium.ConnectOverCDP(m.opts.CDPEndpoint)
+	if m.ep.URL != "" {
+		if b, err = m.connect(); err != nil {
+			return err
+		}
 	} else {
-		sandbox := sandboxed(os.Geteuid(), m.opts.NoSandbox)
+		sandbox := sandboxed(os.Geteuid(), m.m.opts.NoSandbox)
 		b, err = m.drv.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-			ExecutablePath:  playwright.String(m.opts.ExecutablePath),
-			Headless:        playwright.Bool(m.opts.Headless),
+			ExecutablePath:  playwright.String(m.m.opts.ExecutablePath),
+			Headless:        playwright.Bool(m.m.opts.Headless),
 			ChromiumSandbox: playwright.Bool(sandbox),
-			Args:            launchArgs(sandbox, m.opts.Args),
+			Args:            launchArgs(sandbox, m.m.opts.Args),
 			Timeout:         playwright.Float(30000),
 		})
 	}
@@ -441,10 +552,10 @@ func (m *Manager) launchLocked() error {
 		return &llmerr.Error{Code: llmerr.SetupRequired, Err: err,
 			Message: "Chromium did not start.",
 			Cause:   llmerr.FirstLine(err.Error()),
-			Note:    fmt.Sprintf("A person must check the browser at %s (or --cdp-endpoint; where the sandbox cannot start, --no-sandbox). Retrying will fail the same way until then.", m.opts.ExecutablePath),
+			Note:    fmt.Sprintf("A person must check the browser at %s (or --cdp-endpoint; where the sandbox cannot start, --no-sandbox). Retrying will fail the same way until then.", m.m.opts.ExecutablePath),
 		}
 	}
-	m.opts.Logger.Info("chromium started", "ms", time.Since(start).Milliseconds(), "version", b.Version())
+	m.m.opts.Logger.Info("chromium started", "ms", time.Since(start).Milliseconds(), "version", b.Version())
 	m.browser = b
 	return nil
 }
@@ -454,19 +565,28 @@ func isChromiumMissing(err error) bool {
 	return ok && e.Details["missing"] == "Chromium"
 }
 
-// Close stops Chromium and the driver.
+// Close stops every source's Chromium (or disconnects from it) and driver.
 func (m *Manager) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var errs []error
-	if m.browser != nil && m.drv != nil && m.drv.alive() {
-		errs = append(errs, m.browser.Close())
+	for _, src := range m.sources {
+		errs = append(errs, src.close())
 	}
-	m.browser = nil
-	if m.drv != nil && m.drv.alive() {
+	return errors.Join(errs...)
+}
+
+func (src *source) close() error {
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	var errs []error
+	if src.browser != nil && src.drv != nil && src.drv.alive() {
+		src.closedByUs.Store(src.browser, true)
+		errs = append(errs, src.browser.Close())
+	}
+	src.browser = nil
+	if src.drv != nil && src.drv.alive() {
 		// A dead driver's connection is closed by playwright-go already.
-		errs = append(errs, m.drv.pw.Stop())
+		errs = append(errs, src.drv.pw.Stop())
 	}
-	m.drv = nil
+	src.drv = nil
 	return errors.Join(errs...)
 }

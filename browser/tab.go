@@ -70,8 +70,9 @@ type Tab struct {
 	mu      sync.Mutex
 	policy  DialogPolicy
 	dialogs []DialogEvent
-	navSeq  int // main-frame navigations committed
-	navReq  int // main-frame navigation requests started
+	navSeq  int    // main-frame navigations committed
+	lastURL string // the main frame's URL at its last navigation
+	navReq  int    // main-frame navigation requests started
 	// docs counts the main frame's DOMContentLoaded events; loaded is what
 	// docs was at the last load event, so the page has loaded while they
 	// are equal.
@@ -84,6 +85,7 @@ type Tab struct {
 	// gone is closed when the page crashes or closes.
 	gone     chan struct{}
 	goneOnce sync.Once
+	watch    sync.Once
 
 	journal journal // console and network history
 }
@@ -91,12 +93,32 @@ type Tab struct {
 // NewTab starts watching page.
 // answers, when not nil, may hold the agent's answer to the next dialog.
 func NewTab(page playwright.Page, policy DialogPolicy, answers *DialogAnswers) *Tab {
-	t := &Tab{Page: page, policy: policy, Answers: answers, inflight: map[playwright.Request]int{}, wake: make(chan struct{}), gone: make(chan struct{})}
+	t := NewTabUnwatched(page, policy, answers)
+	t.Watch()
+	return t
+}
+
+// NewTabUnwatched is NewTab without Watch: it makes no Playwright call, so
+// it may run on the dispatch goroutine.
+func NewTabUnwatched(page playwright.Page, policy DialogPolicy, answers *DialogAnswers) *Tab {
+	return &Tab{Page: page, policy: policy, Answers: answers, inflight: map[playwright.Request]int{}, wake: make(chan struct{}), gone: make(chan struct{})}
+}
+
+// Watch subscribes to the page's events, once; callers that come while
+// the first subscribes wait for it. Subscribing sends messages to the
+// driver, and on a browser reached through a Playwright server each waits
+// for an answer, which the dispatch goroutine delivers: there it must run
+// on another goroutine.
+func (t *Tab) Watch() { t.watch.Do(t.subscribe) }
+
+func (t *Tab) subscribe() {
+	page := t.Page
 	page.OnDialog(t.onDialog)
 	t.observe(page)
 	page.OnFrameNavigated(func(f playwright.Frame) {
 		if f.ParentFrame() == nil {
-			t.update(func() { t.navSeq++ })
+			u := f.URL()
+			t.update(func() { t.navSeq++; t.lastURL = u })
 		}
 	})
 	page.OnRequest(func(r playwright.Request) {
@@ -116,7 +138,21 @@ func NewTab(page playwright.Page, policy DialogPolicy, answers *DialogAnswers) *
 	page.OnLoad(func(playwright.Page) { t.update(func() { t.loaded = t.docs }) })
 	page.OnCrash(func(playwright.Page) { t.update(func() { t.crashed = true }); t.markGone() })
 	page.OnClose(func(playwright.Page) { t.update(func() { t.closed = true }); t.markGone() })
-	return t
+}
+
+// URL is the page's URL. A page whose browser went away may answer
+// about:blank or nothing; then it is where the page last navigated to.
+func (t *Tab) URL() string {
+	u := t.Page.URL()
+	if u != "" && u != "about:blank" {
+		return u
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lastURL != "" {
+		return t.lastURL
+	}
+	return u
 }
 
 func (t *Tab) update(f func()) {

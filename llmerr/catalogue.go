@@ -31,6 +31,7 @@ const (
 	AuthenticationFailed   Code = "AUTHENTICATION_FAILED"
 	PageUnreadable         Code = "PAGE_UNREADABLE"
 	AuthSaveFailed         Code = "AUTH_SAVE_FAILED"
+	BrowserUnreachable     Code = "BROWSER_UNREACHABLE"
 )
 
 // Category groups codes by where the fault lies.
@@ -112,6 +113,10 @@ var catalogue = map[Code]Entry{
 		Category: CategoryBrowser, Title: "Browser closed",
 		Retryable: true, RefsInvalidated: true,
 	},
+	BrowserUnreachable: {
+		Category: CategoryBrowser, Title: "Browser endpoint unreachable",
+		Retryable: true, RefsInvalidated: true,
+	},
 	PageCrashed: {
 		Category: CategoryBrowser, Title: "Page crashed",
 		RefsInvalidated: true, SessionValid: true,
@@ -179,6 +184,7 @@ func init() {
 		ActionTimeout:          {"The action, or the page's answer, did not come within --timeout-action.", []Action{snapshotStep}},
 		InvalidParams:          {"Arguments that do not fit the tool: missing, wrong type, unknown, out of range, malformed URL, text too long. The plan lists the expected arguments.", nil},
 		BrowserClosed:          {"The browser or page closed, crashed or was killed during the call. The next call starts a fresh browser.", []Action{{Tool: "browser_navigate", Args: []Arg{A("url", "<the page you were on>")}, Why: "a fresh browser opens"}}},
+		BrowserUnreachable:     {"No browser endpoint (--browser-endpoint) could be reached: each refused the connection, timed out or closed it. An endpoint that fails is avoided for a while (2 s, doubling, at most a minute) and tried again; sessions go to the healthy ones.", []Action{{Tool: "browser_navigate", Args: []Arg{A("url", "<the page you were on>")}, Why: "tries every endpoint again"}}},
 		PageCrashed:            {"The page's renderer crashed. The tab is replaced on the next call.", []Action{{Tool: "browser_navigate", Args: []Arg{A("url", "<the page you were on>")}, Why: "load it again in a fresh page"}}},
 		EvaluationFailed:       {"A script run in the page threw.", []Action{snapshotStep}},
 		SetupRequired:          {"The Playwright driver, Node.js or Chromium is missing on the machine. A person must install it; the message names the command.", nil},
@@ -215,6 +221,6 @@ func Codes() []Code {
 		UnknownRef, StaleRef, FrameDetached, NavigationFailed, NavigationTimeout,
 		ElementNotInteractable, ActionTimeout, InvalidParams, BrowserClosed,
 		PageCrashed, EvaluationFailed, SetupRequired, InternalError, OriginBlocked, OptionNotFound, UnknownRole, AuthenticationFailed, PageUnreadable,
-		AuthSaveFailed,
+		AuthSaveFailed, BrowserUnreachable,
 	}
 }

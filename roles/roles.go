@@ -1,6 +1,7 @@
 // Package roles is the configuration of the users an agent can act as: each
 // role's saved sign-in (a Playwright storage-state file), its start page,
-// whether it must be signed in, and how to tell it has been signed out.
+// whether it must be signed in, how to tell it has been signed out, and the
+// recipe that signs it in again.
 package roles
 
 import (
@@ -32,6 +33,9 @@ type Role struct {
 	AuthRequired bool `json:"authRequired,omitempty"`
 	// LoginCheck tells when the role has been signed out.
 	LoginCheck *LoginCheck `json:"loginCheck,omitempty"`
+	// SignIn is the recipe retrace runs to sign the role in again by
+	// itself (signin.go).
+	SignIn *SignIn `json:"signIn,omitempty"`
 }
 
 // LoginCheck describes how to tell a role is signed out.
@@ -58,9 +62,34 @@ func (c *LoginCheck) SignedOut(u string) bool {
 	return strings.Contains(u, c.SignedOutURL)
 }
 
-// Config is the set of roles.
+// Config is the set of roles, and the browser endpoints the config file
+// names (browserEndpoints).
 type Config struct {
 	roles map[string]*Role
+	// Endpoints are the file's browserEndpoints, as written: header values
+	// may still hold ${VAR} references to the environment.
+	Endpoints []Endpoint
+	// LookupEnv reads the environment variables sign-in recipes take their
+	// values from; nil means os.LookupEnv. Tests give their own.
+	LookupEnv func(string) (string, bool)
+}
+
+// Endpoint is one entry of browserEndpoints: a URL, or an object with the
+// URL and headers to connect with.
+type Endpoint struct {
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// UnmarshalJSON takes either form.
+func (e *Endpoint) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		return json.Unmarshal(data, &e.URL)
+	}
+	type plain Endpoint
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*plain)(e))
 }
 
 // New returns a config with only the default role.
@@ -70,7 +99,8 @@ func New() *Config {
 
 // file is the JSON form of --config.
 type file struct {
-	Roles map[string]*Role `json:"roles"`
+	Roles            map[string]*Role `json:"roles"`
+	BrowserEndpoints []Endpoint       `json:"browserEndpoints"`
 }
 
 // Load reads a --config file. Paths of auth files are relative to the
@@ -100,10 +130,19 @@ func Load(path string) (*Config, error) {
 		if r.AuthFile != "" && !filepath.IsAbs(r.AuthFile) {
 			r.AuthFile = filepath.Join(filepath.Dir(path), r.AuthFile)
 		}
+		if r.SignIn != nil {
+			resolveCommand(r.SignIn, filepath.Dir(path))
+		}
 		if err := c.add(n, r); err != nil {
 			return nil, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
+	for i, e := range f.BrowserEndpoints {
+		if strings.TrimSpace(e.URL) == "" {
+			return nil, fmt.Errorf("config %s: browserEndpoints[%d]: no url", path, i)
+		}
+	}
+	c.Endpoints = f.BrowserEndpoints
 	return c, nil
 }
 
@@ -152,6 +191,11 @@ func (c *Config) add(name string, r *Role) error {
 			if u, err := url.Parse(lc.URL); err != nil || u.Host == "" {
 				return fmt.Errorf("roles.%s.loginCheck.url: %q is not an absolute URL", name, lc.URL)
 			}
+		}
+	}
+	if r.SignIn != nil {
+		if err := checkSignIn(name, r); err != nil {
+			return err
 		}
 	}
 	r.Name = name

@@ -40,6 +40,9 @@ func FuzzLoad(f *testing.F) {
 		`{"roles": {"a": {}}} trailing`,
 		`{"roles": {"a": {}, "A": {}}}`,
 		`[]`, `null`, ``, `{"roles": {"a": {"authFile": ""}}}`,
+		`{"roles": {"a": {"authFile": "a.json", "signIn": {"url": "http://x/login", "fields": [{"label": "User", "value": {"env": "U"}}], "submit": {"role": "button", "name": "Go"}, "success": {"text": "Hi"}}}}}`,
+		`{"roles": {"a": {"authFile": "a.json", "signIn": {"command": ["./login.sh"]}}}}`,
+		`{"roles": {"a": {"signIn": {"url": "http://x/login", "fields": [{"label": "User", "value": "literal"}]}}}}`,
 	} {
 		f.Add([]byte(s), "https://example.com/login?next=/")
 	}
@@ -85,6 +88,19 @@ func checkRole(t *testing.T, r *Role, probe string) {
 	}
 	if r.AuthRequired && r.AuthFile == "" {
 		t.Errorf("role %s: authRequired without an auth file", r.Name)
+	}
+	if si := r.SignIn; si != nil {
+		if r.AuthFile == "" {
+			t.Errorf("role %s: a sign-in recipe without an auth file", r.Name)
+		}
+		for _, f := range si.Fields {
+			if f.Value.literal || f.Value.Env == "" {
+				t.Errorf("role %s: a field without an environment variable accepted", r.Name)
+			}
+		}
+		if len(si.Command) == 0 && si.Submit == nil {
+			t.Errorf("role %s: a form recipe without a submit accepted", r.Name)
+		}
 	}
 	if r.DefaultURL != "" {
 		u, err := url.Parse(r.DefaultURL)

@@ -194,6 +194,11 @@ func (a *acting) fail(err error, url string) error {
 // element that could not take the action, says from the page what was in
 // the way.
 func (r *role) explain(err error, tool string, t *target, url string, timeout time.Duration) *llmerr.Error {
+	if (url == "" || url == "about:blank") && t.rec.URL != "" {
+		// A page whose browser went away may no longer say where it was;
+		// the ref remembers.
+		url = t.rec.URL
+	}
 	e := llmerr.Classify(err, llmerr.Situation{Tool: tool, Ref: t.rec.Ref, Element: t.rec.Element(), URL: url, Timeout: timeout})
 	if e.Code == llmerr.ActionTimeout && !answers(t.tab) {
 		// Diagnosing would ask the page, which does not answer.
@@ -509,6 +514,11 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 		res.loading = tab.Pending(mark)
 	}
 	if a.landed != nil || moved {
+		if handled, err := a.signInOnLanding(o, before, after.url); handled {
+			// Signed in again by the role's recipe; the call ended on the
+			// page it wanted (or failed saying why).
+			return err
+		}
 		if err := r.checkSignedOut(after.url); err != nil {
 			return err
 		}
@@ -666,7 +676,7 @@ func pageState(tab *browser.Tab) state {
 	if tab.Stuck.Load() {
 		wait = stuckTitleWait
 	}
-	st := state{url: tab.Page.URL()}
+	st := state{url: tab.URL()}
 	title, ok := bounded(wait, func() string { t, _ := tab.Page.Title(); return t })
 	if ok {
 		st.title = title

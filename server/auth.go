@@ -47,6 +47,10 @@ func (r *role) runLoginCheck() error {
 	if status == 401 || status == 403 {
 		detail = fmt.Sprintf("its check page %s answered HTTP %d", rc.LoginCheck.URL, status)
 	}
+	if _, ok := r.recipe(); ok {
+		_ = page.Close()
+		return r.autoSignIn(rc, trigger{why: detail, kind: failurelog.AuthCheck, reason: failurelog.ReasonSignedOut})
+	}
 	if rc.AuthRequired && !r.authReported {
 		r.authReported = true
 		return &llmerr.Error{Code: llmerr.AuthenticationFailed, Role: r.name, URL: rc.LoginCheck.URL,
@@ -73,6 +77,10 @@ func (r *role) authState() (string, error) {
 	if err == nil {
 		r.log.AuthWorks()
 		return rc.AuthFile, nil
+	}
+	if _, ok := r.recipe(); ok {
+		// Its sign-in recipe runs as the context opens (openContext).
+		return "", nil
 	}
 	var p *roles.AuthProblem
 	reason := "unusable"

@@ -575,3 +575,23 @@ func TestHTTPDeleteStuckSession(t *testing.T) {
 		t.Error("the stuck call did not end after its session was deleted")
 	}
 }
+
+// With an instance name, every session ID starts with it, so a reverse
+// proxy can route the session back to this process.
+func TestHTTPSessionIDsCarryTheInstance(t *testing.T) {
+	t.Parallel()
+	_, endpoint := httpServer(t, Config{Instance: "node_2"}, HTTPOptions{})
+	for range 3 {
+		if id := rawSession(t, endpoint, nil); !strings.HasPrefix(id, "node_2-") || len(id) < len("node_2-")+20 {
+			t.Fatalf("session ID %q does not start with the instance name and a random part", id)
+		}
+	}
+	for _, bad := range []string{"a-b", "x y", strings.Repeat("a", 33), "é"} {
+		if CheckInstance(bad) == nil {
+			t.Errorf("CheckInstance(%q) accepted it", bad)
+		}
+	}
+	if err := CheckInstance("eu1.node_07"); err != nil {
+		t.Errorf("CheckInstance refused a good name: %v", err)
+	}
+}

@@ -100,9 +100,14 @@ func lostError(url string, what browser.Process) *llmerr.Error {
 		},
 		Note:    "Refs issued before are stale for good; use the new ones.",
 		Details: map[string]any{"process": string(what)}}
-	if what == browser.ProcessDriver {
+	switch what {
+	case browser.ProcessDriver:
 		e.Message = "The browser's driver stopped since the last call; the pages and refs of this role are gone."
 		e.Cause = "the Playwright driver (a Node.js process) crashed or was killed, and its browser with it"
+	case browser.ProcessEndpoint:
+		e.Message = "The connection to this session's browser endpoint closed since the last call; the pages and refs of this role are gone."
+		e.Cause = "the browser server or remote Chromium stopped, or the network to it dropped"
+		e.Actions[0].Why = "the session is placed on a healthy endpoint (or this one, if it is back); load the page again"
 	}
 	return e
 }
@@ -150,6 +155,11 @@ func (c *call) resolve(r *role, ref string, again func(ref string) llmerr.Action
 		}
 		if e, ok := llmerr.As(err); ok && e.Code == llmerr.UnknownRef {
 			return nil, c.otherRoleRef(e, r.name, again)
+		}
+		var re *resolveError
+		if errors.As(err, &re) {
+			err = llmerr.Classify(re.err, llmerr.Situation{Tool: c.tool, Ref: ref, Element: re.rec.Element(), URL: re.rec.URL,
+				Timeout: c.srv.cfg.ActionTimeout})
 		}
 		return nil, r.withCandidates(err, again)
 	}

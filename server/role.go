@@ -23,6 +23,8 @@ type role struct {
 	name string
 	srv  *Server
 	mu   callLock
+	// seat is the session's place among the browser endpoints.
+	seat *browser.Seat
 
 	bctx playwright.BrowserContext
 	// tab is the current tab: where tools act when a ref does not say
@@ -47,6 +49,10 @@ type role struct {
 	// authReported is set once a required role's auth failure was returned
 	// as an error.
 	authReported bool
+	// signInRan is set while a call ran the role's sign-in recipe (at most
+	// once per call); recipeOff, once the recipe failed in this session
+	// (signin.go).
+	signInRan, recipeOff bool
 	// reg outlives browser_close, so old refs are reported as stale, never
 	// reused.
 	reg *refs.Registry
@@ -63,6 +69,13 @@ type role struct {
 	notes []string
 	// live is bctx, for abort, which must not wait for mu (popMu).
 	live playwright.BrowserContext
+	// resume is the page the role should be on when its context must be
+	// made again: the one it was on when its context closed, or the one a
+	// navigate asks for. Plans of a failed start name it.
+	resume string
+	// viaServer is set while bctx lives in a browser reached through a
+	// Playwright browser server (see wrap).
+	viaServer bool
 }
 
 // callLock is the role's lock (mu). Unlocking it runs afterCall first, still
@@ -83,6 +96,7 @@ func (l *callLock) Unlock() {
 
 // afterCall runs as each of the role's calls ends, under its lock.
 func (r *role) afterCall() {
+	r.signInRan = false
 	r.noteLoss()
 	// The element handles the call resolved are done with: disposed, they
 	// no longer pin their elements in the driver and in Chromium.
@@ -119,9 +133,9 @@ func (r *role) checkContext() error {
 	told := r.metLoss == r.bctx
 	url := ""
 	if t := r.tab; t != nil {
-		url = t.Page.URL()
+		url = t.URL()
 	} else if n := len(r.tabs); n > 0 {
-		url = r.tabs[n-1].Page.URL()
+		url = r.tabs[n-1].URL()
 	}
 	r.closeLocked()
 	if told {
@@ -136,8 +150,11 @@ func (r *role) checkContext() error {
 // restartNote says that the role's next page is in a browser started again.
 func restartNote(what browser.Process) string {
 	gone := "Chromium closed"
-	if what == browser.ProcessDriver {
+	switch what {
+	case browser.ProcessDriver:
 		gone = "the Playwright driver stopped"
+	case browser.ProcessEndpoint:
+		gone = "the connection to the browser endpoint closed"
 	}
 	return "Note: " + gone + " since the call before last, so this runs in a browser started again: the role's earlier pages are gone and refs issued before are stale."
 }
@@ -173,8 +190,11 @@ func (r *role) lostUnder(tool, url string) error {
 	e := lostError(url, what)
 	e.Tool = tool
 	e.Message = "The browser closed while " + tool + " ran; its pages and refs are gone."
-	if what == browser.ProcessDriver {
+	switch what {
+	case browser.ProcessDriver:
 		e.Message = "The browser's driver stopped while " + tool + " ran; the pages and refs of this role are gone."
+	case browser.ProcessEndpoint:
+		e.Message = "The connection to the browser endpoint closed while " + tool + " ran; the pages and refs of this role are gone."
 	}
 	return e
 }
@@ -192,7 +212,7 @@ func (r *role) ensureTab() (*browser.Tab, error) {
 	}
 	if r.tab != nil && r.tab.Crashed() {
 		// Say it once, then the next call gets a fresh page.
-		url := r.tab.Page.URL()
+		url := r.tab.URL()
 		r.closeTab(r.tab)
 		return nil, crashedError(url)
 	}
@@ -228,31 +248,40 @@ func (r *role) newTab() (*browser.Tab, error) {
 			return nil, err
 		}
 	}
-	t := r.wrap(page)
+	t := r.wrap(page, true)
 	r.adopt()
 	r.tab = t
 	return t, nil
 }
 
-// wrap returns page's tab, watching it from now on. It runs on Playwright's
-// dispatch goroutine for pages the context opens, so it takes only popMu and
-// makes no Playwright call.
-func (r *role) wrap(page playwright.Page) *browser.Tab {
+// wrap returns page's tab, watching it from now on: before it returns when
+// now is set, else from another goroutine. It runs on Playwright's dispatch
+// goroutine for pages the context opens; there, on a browser reached
+// through a Playwright server, subscribing to the page's events would wait
+// for the dispatch goroutine itself (see browser.Tab.Watch), so the popup
+// event passes now only for other browsers. popMu is never held across a
+// Playwright call: the dispatch goroutine may be waiting for it.
+func (r *role) wrap(page playwright.Page, now bool) *browser.Tab {
 	r.popMu.Lock()
-	defer r.popMu.Unlock()
-	if t, ok := r.pages[page]; ok {
-		return t
+	t, ok := r.pages[page]
+	if !ok {
+		if r.pages == nil {
+			r.pages = map[playwright.Page]*browser.Tab{}
+		}
+		t = browser.NewTabUnwatched(page, r.srv.cfg.DialogPolicy, r.answers)
+		r.pages[page] = t
+		r.opened = append(r.opened, t)
+		if r.newPage != nil {
+			close(r.newPage)
+		}
+		r.newPage = make(chan struct{})
 	}
-	if r.pages == nil {
-		r.pages = map[playwright.Page]*browser.Tab{}
+	r.popMu.Unlock()
+	if now {
+		t.Watch()
+	} else {
+		go t.Watch()
 	}
-	t := browser.NewTab(page, r.srv.cfg.DialogPolicy, r.answers)
-	r.pages[page] = t
-	r.opened = append(r.opened, t)
-	if r.newPage != nil {
-		close(r.newPage)
-	}
-	r.newPage = make(chan struct{})
 	return t
 }
 
@@ -273,7 +302,7 @@ func (r *role) popup(page playwright.Page) {
 		go func() { _ = page.Close() }()
 		return
 	}
-	r.wrap(page)
+	r.wrap(page, !r.viaServer)
 }
 
 // callBegins starts the count of pages opened under a call.
@@ -337,7 +366,7 @@ func (r *role) replaceTab(old *browser.Tab) (*browser.Tab, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := r.wrap(page)
+	t := r.wrap(page, true)
 	r.adopt()
 	if i, j := r.indexOf(old), r.indexOf(t); i >= 0 && j >= 0 {
 		r.tabs[i] = t
@@ -375,6 +404,16 @@ func (r *role) tabOf(page playwright.Page) *browser.Tab {
 // openContext creates the role's browser context with the snapshot bridge
 // installed at every document start.
 func (r *role) openContext() error {
+	// A role with a sign-in recipe signs itself in when its auth file
+	// cannot be used: a command writes the file before the context loads
+	// it; a form signs in the context once it is open.
+	pending, rc := r.recipeDue()
+	if pending != "" && len(rc.SignIn.Command) > 0 {
+		if err := r.autoSignIn(rc, r.fileTrigger(pending)); err != nil {
+			return err
+		}
+		pending = ""
+	}
 	state, err := r.authState()
 	if err != nil {
 		return err
@@ -385,12 +424,23 @@ func (r *role) openContext() error {
 		return err
 	}
 	lists := len(policy.Allowed) > 0 || len(policy.Blocked) > 0
-	bctx, err := r.srv.browsers.NewContext(browser.ContextOptions{StorageState: state, Proxy: g.URL(),
+	bctx, err := r.srv.browsers.NewContext(browser.ContextOptions{Seat: r.seat, StorageState: state, Proxy: g.URL(),
 		// A worker's fetches pass no route; the guard would stop them, but
 		// under a list they are not worth the surprise.
 		BlockServiceWorkers: lists})
 	if err != nil {
 		g.close()
+		if e, ok := llmerr.As(err); ok && e.Code == llmerr.BrowserUnreachable && len(e.Actions) == 0 {
+			url := r.resume
+			if url == "" {
+				url = "about:blank"
+			}
+			e.URL = url
+			e.Actions = []llmerr.Action{
+				llmerr.Call("browser_navigate", "tries every browser endpoint again; wait a few seconds first if all were refused just now", llmerr.A("url", url)),
+				llmerr.Call("list_current_roles", "if it fails again: see which endpoints are down and when each is tried again"),
+			}
+		}
 		return err
 	}
 	fail := func(err error) error {
@@ -411,12 +461,17 @@ func (r *role) openContext() error {
 	}
 	r.guard = g
 	r.bctx = bctx
+	r.viaServer = r.srv.browsers.ViaServer(bctx)
 	r.popMu.Lock()
 	r.live = bctx
 	r.popMu.Unlock()
 	r.mu.afterCall = r.afterCall
 	r.busy = true // this call uses it from now on
 	bctx.OnPage(r.popup)
+	if pending != "" {
+		// The context stays open, signed out, if the recipe fails.
+		return r.autoSignIn(rc, r.fileTrigger(pending))
+	}
 	if state != "" {
 		if err := r.runLoginCheck(); err != nil {
 			r.closeLocked()
@@ -444,6 +499,9 @@ func (r *role) open() bool {
 func (r *role) closeLocked() bool {
 	if r.bctx == nil {
 		return false
+	}
+	if r.tab != nil {
+		r.resume = r.tab.URL()
 	}
 	r.srv.browsers.ReleaseContext(r.bctx)
 	r.bctx = nil
@@ -474,6 +532,27 @@ func (r *role) abort() {
 	}
 }
 
+// resolveError is a failure of Playwright while it looked for a ref's
+// element; call.resolve classifies it with the call's tool.
+type resolveError struct {
+	err error
+	rec refs.Record
+}
+
+func (e *resolveError) Error() string { return e.err.Error() }
+func (e *resolveError) Unwrap() error { return e.err }
+
+// lostSoon is checkContext after waiting up to d for the context to be
+// found lost. Call with mu held.
+func (r *role) lostSoon(d time.Duration) error {
+	for end := time.Now().Add(d); r.bctx != nil; time.Sleep(25 * time.Millisecond) {
+		if _, lost := r.srv.browsers.Lost(r.bctx); lost || time.Now().After(end) {
+			break
+		}
+	}
+	return r.checkContext()
+}
+
 // resolve looks ref up in the role's registry and finds its element. Call
 // with the role's lock held.
 func (r *role) resolve(ref string) (*target, error) {
@@ -495,6 +574,12 @@ func (r *role) resolve(ref string) (*target, error) {
 		return nil, err
 	}
 	if tab == nil || tab.Closed() {
+		// Pages close a moment before their browser's connection is known
+		// lost: give that news a moment to come, so the error says what
+		// happened to the browser.
+		if err := r.lostSoon(300 * time.Millisecond); err != nil {
+			return nil, err
+		}
 		return nil, &llmerr.Error{Code: llmerr.StaleRef, Ref: ref, Element: rec.Element(), URL: rec.URL,
 			Message: fmt.Sprintf("Ref %s belongs to a page that is no longer open.", ref),
 			Cause:   "the browser or its page was closed after this ref was issued",
@@ -505,6 +590,14 @@ func (r *role) resolve(ref string) (*target, error) {
 	}
 	el, err := r.eng.Resolve(rec)
 	if err != nil {
+		if _, typed := llmerr.As(err); !typed {
+			// Finding the element failed in Playwright: its browser may
+			// have gone under it.
+			if lerr := r.lostSoon(300 * time.Millisecond); lerr != nil {
+				return nil, lerr
+			}
+			return nil, &resolveError{err: err, rec: rec}
+		}
 		return nil, err
 	}
 	return &target{rec: rec, el: el, tab: tab, role: r}, nil

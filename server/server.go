@@ -5,7 +5,9 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -58,6 +60,11 @@ type Config struct {
 	AllowBroadDirs bool
 	// NoEvaluate leaves browser_evaluate out of the tools.
 	NoEvaluate bool
+	// Instance names this process among several behind one reverse proxy:
+	// every Streamable HTTP session ID starts with it and a dash, so the
+	// proxy can send a session's requests back here (docs/deploy.md).
+	// Empty means plain random IDs. CheckInstance says what is accepted.
+	Instance string
 	// Origins limits what the browser may load.
 	Origins      OriginPolicy
 	ErrorStyle   llmerr.Style
@@ -116,7 +123,7 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s := &Server{cfg: cfg, browsers: m, log: cfg.Logger,
 		sessions: map[*mcp.ServerSession]*session{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "retrace", Title: "retrace browser", Version: Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger})
+		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger, GetSessionID: sessionIDs(cfg.Instance)})
 	// The tools, one family per tool_*.go file.
 	s.addNavigateTools()
 	s.addTabTools()
@@ -129,7 +136,35 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.addSnapshotTools()
 	s.addEvaluateTools()
 	s.addRoleTools()
+	s.addCompareTools()
 	return s
+}
+
+// CheckInstance reports what is wrong with an instance name: it must be 1
+// to 32 letters, digits, dots or underscores, so that it fits a session ID
+// header as is and a proxy can match it with a plain prefix.
+func CheckInstance(name string) error {
+	if name == "" {
+		return nil
+	}
+	if len(name) > 32 {
+		return fmt.Errorf("%d characters; at most 32", len(name))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_') {
+			return fmt.Errorf("%q may hold only letters, digits, dots and underscores", name)
+		}
+	}
+	return nil
+}
+
+// sessionIDs makes the session IDs of an instance: its name, a dash and
+// 128 random bits. With no name, the SDK's own random IDs.
+func sessionIDs(instance string) func() string {
+	if instance == "" {
+		return nil
+	}
+	return func() string { return instance + "-" + rand.Text() }
 }
 
 // MCP returns the underlying MCP server, for transports and tests.

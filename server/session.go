@@ -21,10 +21,13 @@ type session struct {
 	mu      sync.Mutex
 	roles   map[string]*role
 	current string
+	// seat is where the session's browsers run: one endpoint for all its
+	// roles (browser.Manager.NewSeat).
+	seat *browser.Seat
 }
 
 func newSession(s *Server) *session {
-	return &session{srv: s, roles: map[string]*role{}, current: defaultRole}
+	return &session{srv: s, roles: map[string]*role{}, current: defaultRole, seat: s.browsers.NewSeat()}
 }
 
 // currentRole returns the name of the role tools act in by default.
@@ -45,7 +48,7 @@ func (s *session) role(name string) *role {
 		// of it, the wait for a busy page's answer the rest.
 		eng.WalkBudget = s.srv.cfg.ActionTimeout * 3 / 5
 		eng.AnswerGrace = s.srv.cfg.ActionTimeout * 2 / 5
-		r = &role{name: name, srv: s.srv, reg: refs.New(), eng: eng, answers: &browser.DialogAnswers{}}
+		r = &role{name: name, srv: s.srv, seat: s.seat, reg: refs.New(), eng: eng, answers: &browser.DialogAnswers{}}
 		eng.Log = &r.log
 		s.roles[name] = r
 	}
@@ -71,6 +74,7 @@ func (s *session) close() {
 		r.closeLocked()
 		r.mu.Unlock()
 	}
+	s.seat.Release()
 }
 
 // lockRole takes the lock of the role the call acts in: the one its role

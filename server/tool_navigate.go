@@ -39,9 +39,16 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*respo
 	if err != nil {
 		return nil, err
 	}
-	return s.run(ctx, c, op{
+	return s.run(ctx, c, c.navigateOp(target))
+}
+
+// navigateOp is the op of browser_navigate to target: also the load of
+// browser_compare_roles in each role, so its plans and checks are the same.
+func (c *call) navigateOp(target string) op {
+	return op{
 		retry: c.step(llmerr.A("url", target)),
 		tab: func(r *role) (*browser.Tab, error) {
+			r.resume = target
 			tab, err := r.ensureTab()
 			if e, ok := llmerr.As(err); ok && e.Code == llmerr.PageCrashed {
 				// Navigating is the way out of a crash: go on in a fresh page.
@@ -50,7 +57,7 @@ func (s *Server) navigate(ctx context.Context, c *call, in navigateArgs) (*respo
 			return tab, err
 		},
 		do: func(a *acting) error { return a.load(target, "Navigated to") },
-	})
+	}
 }
 
 // checkURL normalizes a URL an agent gave and checks it against the

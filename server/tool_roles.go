@@ -29,7 +29,7 @@ func (a saveAuthArgs) actingRole() string { return a.Role }
 
 func (s *Server) addRoleTools() {
 	addTool(s, def("select_role", "Select role", harmless|idempotent, "Switch the role (signed-in user) that browser tools act as when they name none. Each role has its own browser context, cookies and refs."), s.selectRole)
-	addTool(s, def("list_current_roles", "List roles", readOnly, "List the configured roles with their auth file, default URL and whether their browser is open."), s.listRoles)
+	addTool(s, def("list_current_roles", "List roles", readOnly, "List the configured roles with their auth file, default URL and whether their browser is open, and where this session's browser runs."), s.listRoles)
 	addTool(s, def("browser_save_auth", "Save sign-in", destructive|idempotent, "Save the role's current sign-in (cookies and local storage) to its auth file, so the next run starts signed in."), s.saveAuth)
 	addTool(s, def("get_current_role", "Current role", readOnly, "Name the role browser tools act as when they name none."), s.currentRole)
 }
@@ -96,8 +96,30 @@ func (s *Server) listRoles(ctx context.Context, c *call, _ noArgs) (*response, e
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("(* = current role; browser tools take role=\"...\" to act as another without switching)")
+	b.WriteString("(* = current role; browser tools take role=\"...\" to act as another without switching)\n")
+	b.WriteString(s.browserStatus(c.sess))
 	return textResponse(b.String()), nil
+}
+
+// browserStatus says where the session's browsers run and, with several
+// endpoints, the state of each.
+func (s *Server) browserStatus(sess *session) string {
+	var b strings.Builder
+	b.WriteString("Browser of this session: " + sess.seat.Where() + "\n")
+	if st := s.browsers.Status(); len(st) > 1 {
+		b.WriteString("Browser endpoints:\n")
+		for i, e := range st {
+			fmt.Fprintf(&b, "  %d. %s (%s) — %d live sessions", i+1, e.Endpoint, e.Kind, e.Sessions)
+			if e.Down {
+				b.WriteString(", down: avoided by new sessions")
+				if e.RetryAfter > 0 {
+					fmt.Fprintf(&b, " for %s more", e.RetryAfter)
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func (s *Server) currentRole(ctx context.Context, c *call, _ noArgs) (*response, error) {
