@@ -36,11 +36,14 @@ func runEval(args []string, out io.Writer) error {
 	k := fset.Int("k", 3, "runs per scenario, policy and style, each with its own timing (pass^k)")
 	kinds := fset.String("kinds", "", "only these fault kinds, comma-separated (default: all)")
 	only := fset.String("scenario", "", "only scenarios whose name contains this")
+	packDir := fset.String("scenarios", "", "also run the scenario pack in DIR: DIR/*.json, their pages in DIR/pages served under /eval/ (docs/eval.md)")
+	builtin := fset.Bool("builtin", true, "run the built-in scenarios (--builtin=false with --scenarios runs only the pack)")
 	policies := fset.String("policies", "reader,naive", "policies to run: reader, naive, llm")
 	styles := fset.String("styles", "recovery,plain", "error styles to compare")
 	actionMs := fset.Int("timeout-action", 1500, "server action timeout in milliseconds")
 	navMs := fset.Int("timeout-navigation", 2000, "server navigation timeout in milliseconds")
 	quiet := fset.Bool("quiet", false, "do not print a line per run")
+	parallel := fset.Int("parallel", 2, "runs at once, each with its own MCP session, browser context and origins")
 	var llm eval.LLMOptions
 	fset.StringVar(&llm.URL, "llm-url", "", "OpenAI-compatible chat completions base URL, for --policies llm (like http://localhost:11434/v1)")
 	fset.StringVar(&llm.Model, "llm-model", "", "model name for --policies llm")
@@ -51,9 +54,31 @@ func runEval(args []string, out io.Writer) error {
 	if *outDir == "" {
 		return errors.New("retrace eval: --out DIR is required")
 	}
+	pages, err := fs.Sub(evalFiles, "testdata/pages")
+	if err != nil {
+		return err
+	}
 	scs, err := eval.Load(evalFiles, "testdata/eval")
 	if err != nil {
 		return err
+	}
+	if !*builtin {
+		if *packDir == "" {
+			return errors.New("retrace eval: --builtin=false needs --scenarios DIR")
+		}
+		scs = nil
+	}
+	// A pack is checked whole here, before the fixture and the browser
+	// start: a broken file is an error naming it and its field.
+	if *packDir != "" {
+		pack, err := eval.LoadPack(*packDir, pages)
+		if err != nil {
+			return err
+		}
+		if scs, err = pack.With(scs); err != nil {
+			return err
+		}
+		pages = pack.Pages()
 	}
 	scs = slices.DeleteFunc(scs, func(sc eval.Scenario) bool {
 		return (*kinds != "" && !slices.Contains(strings.Split(*kinds, ","), sc.Kind)) ||
@@ -86,10 +111,6 @@ func runEval(args []string, out io.Writer) error {
 		}
 		sts = append(sts, st)
 	}
-	pages, err := fs.Sub(evalFiles, "testdata/pages")
-	if err != nil {
-		return err
-	}
 	fx, err := fixture.StartFS(pages)
 	if err != nil {
 		return err
@@ -106,7 +127,7 @@ func runEval(args []string, out io.Writer) error {
 	start := time.Now()
 	runs, err := eval.Evaluate(ctx, eval.Options{Scenarios: scs, Policies: pols, Styles: sts, K: *k,
 		ActionTimeout: time.Duration(*actionMs) * time.Millisecond, NavigationTimeout: time.Duration(*navMs) * time.Millisecond,
-		Progress: progress}, browsers, fx)
+		Parallel: *parallel, Progress: progress}, browsers, fx)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ type Step struct {
 	Args    map[string]any `json:"args,omitempty"`
 	IsError bool           `json:"isError,omitempty"`
 	Code    string         `json:"code,omitempty"` // from the structured error, for the report only
+	// Healed is set when the server recovered by itself and said so: the
+	// role was signed in again by its recipe.
+	Healed bool `json:"healed,omitempty"`
 }
 
 // Agent is what a policy acts through: the MCP session, the goal as its
@@ -80,6 +83,7 @@ func (a *Agent) Call(tool string, args map[string]any) Result {
 		}
 	}
 	st.IsError = r.IsError
+	st.Healed = strings.Contains(r.Text, "signed in again by its sign-in recipe")
 	a.trace = append(a.trace, st)
 	if r.IsError {
 		a.Failed()

@@ -7,17 +7,20 @@
 package eval
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
 
 // Kinds are the fault kinds, in report order.
 var Kinds = []string{"rerender", "navigation", "hallucinated-ref", "frame", "overlay",
-	"late-element", "slow-navigation", "auth-expired", "dialog"}
+	"late-element", "slow-navigation", "auth-expired", "dialog", "auth-recipe"}
 
 // Scenario is one file of testdata/eval.
 type Scenario struct {
@@ -36,8 +39,12 @@ type Scenario struct {
 	Role        string       `json:"role,omitempty"`
 	Revoked     bool         `json:"revoked,omitempty"`
 	Credentials *Credentials `json:"credentials,omitempty"`
-	Goal        Goal         `json:"goal"`
-	Fault       Fault        `json:"fault"`
+	// Recipe gives the role a sign-in recipe (docs/roles.md) that reads
+	// the credentials from its environment: the server signs the role in
+	// again by itself.
+	Recipe bool  `json:"recipe,omitempty"`
+	Goal   Goal  `json:"goal"`
+	Fault  Fault `json:"fault"`
 	// Steps is the most tool calls the agent may make.
 	Steps int `json:"steps"`
 }
@@ -84,65 +91,141 @@ type Fault struct {
 	AgentRef string `json:"agentRef,omitempty"`
 }
 
+// FileError is a scenario file that cannot be run. File names it (as it
+// was given: a path in the embedded files, or on disk for a pack), and
+// Field is the JSON field at fault, like "goal.event" ("" when the file is
+// not valid JSON at all).
+type FileError struct {
+	File  string
+	Field string
+	Err   error
+}
+
+func (e *FileError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s: %s: %v", e.File, e.Field, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
 // Load reads every *.json scenario of dir in fsys, sorted by kind order,
-// then name.
+// then name. A file that cannot be run is a *FileError.
 func Load(fsys fs.FS, dir string) ([]Scenario, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, err
-	}
-	kindOrder := map[string]int{}
-	for i, k := range Kinds {
-		kindOrder[k] = i
 	}
 	var out []Scenario
 	for _, e := range entries {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		name := path.Join(dir, e.Name())
+		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return nil, err
 		}
-		var sc Scenario
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&sc); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		sc, ferr := parse(data)
+		if ferr != nil {
+			ferr.File = name
+			return nil, ferr
 		}
 		sc.Name = strings.TrimSuffix(e.Name(), ".json")
-		if err := sc.check(kindOrder); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
-		}
 		out = append(out, sc)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Kind != out[j].Kind {
-			return kindOrder[out[i].Kind] < kindOrder[out[j].Kind]
-		}
-		return out[i].Name < out[j].Name
-	})
+	sortScenarios(out)
 	return out, nil
 }
 
-func (sc *Scenario) check(kinds map[string]int) error {
-	if _, ok := kinds[sc.Kind]; !ok {
-		return fmt.Errorf("kind %q is not one of %s", sc.Kind, strings.Join(Kinds, ", "))
+// sortScenarios puts scs in report order: by kind order, then name.
+func sortScenarios(scs []Scenario) {
+	sort.SliceStable(scs, func(i, j int) bool {
+		if scs[i].Kind != scs[j].Kind {
+			return slices.Index(Kinds, scs[i].Kind) < slices.Index(Kinds, scs[j].Kind)
+		}
+		return scs[i].Name < scs[j].Name
+	})
+}
+
+// parse decodes and checks one scenario file; the error's File is left
+// for the caller to fill in.
+func parse(data []byte) (Scenario, *FileError) {
+	var sc Scenario
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sc); err != nil {
+		return sc, decodeError(data, err)
+	}
+	if dec.More() {
+		return sc, &FileError{Err: errors.New("more than one JSON value: a file holds one scenario")}
+	}
+	return sc, sc.check()
+}
+
+// decodeError names the field of a decoding error, or the line and column
+// of a syntax error.
+func decodeError(data []byte, err error) *FileError {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		line, col := lineCol(data, syn.Offset)
+		return &FileError{Err: fmt.Errorf("line %d, column %d: %w", line, col, err)}
+	case errors.As(err, &typ):
+		return &FileError{Field: typ.Field, Err: fmt.Errorf("is a JSON %s, want %s", typ.Value, typ.Type)}
+	}
+	// The decoder reports an unknown field only in its message.
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return &FileError{Field: strings.Trim(f, `"`), Err: errors.New("unknown field (docs/eval.md lists the fields)")}
+	}
+	return &FileError{Err: err}
+}
+
+func lineCol(data []byte, offset int64) (line, col int) {
+	before := data[:min(int(offset), len(data))]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	// The offset counts the offending byte itself.
+	col = max(1, len(before)-1-bytes.LastIndexByte(before, '\n'))
+	return line, col
+}
+
+func (sc *Scenario) check() *FileError {
+	bad := func(field, format string, args ...any) *FileError {
+		return &FileError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	if !slices.Contains(Kinds, sc.Kind) {
+		return bad("kind", "%q is not one of %s", sc.Kind, strings.Join(Kinds, ", "))
 	}
 	if !strings.HasPrefix(sc.Start, "/") {
-		return fmt.Errorf("start %q must be a path on the fixture, like /eval/_pay.html", sc.Start)
+		return bad("start", "%q must be a path on the fixture, like /eval/_pay.html", sc.Start)
 	}
-	if len(sc.Goal.Clicks) == 0 || sc.Goal.Event == "" {
-		return fmt.Errorf("goal needs clicks and an event")
+	if len(sc.Goal.Clicks) == 0 {
+		return bad("goal.clicks", "missing: the elements to press, each by role and name")
+	}
+	for i, c := range sc.Goal.Clicks {
+		if c.Role == "" || c.Name == "" {
+			return bad(fmt.Sprintf("goal.clicks[%d]", i), "needs a role and a name")
+		}
+	}
+	if sc.Goal.Event == "" {
+		return bad("goal.event", "missing: what the page reports to /eval/event when the goal is reached")
+	}
+	if sc.Fault.After != "" && sc.Fault.After != "snapshot" {
+		return bad("fault.after", `%q: the only moment is "snapshot"`, sc.Fault.After)
 	}
 	if sc.Fault.Script != "" && sc.Fault.After != "snapshot" {
-		return fmt.Errorf(`fault.after must be "snapshot" when fault.script is set`)
+		return bad("fault.after", `must be "snapshot" when fault.script is set`)
 	}
 	if sc.Steps <= 0 {
-		return fmt.Errorf("steps must be positive")
+		return bad("steps", "must be positive")
 	}
 	if sc.Role != "" && sc.Credentials == nil {
-		return fmt.Errorf("a scenario with a role needs credentials")
+		return bad("credentials", "a scenario with a role needs credentials")
+	}
+	if sc.Recipe && sc.Role == "" {
+		return bad("recipe", "needs a role")
 	}
 	return nil
 }
