@@ -63,6 +63,10 @@ func (p *LLM) Run(a *Agent) {
 	}
 	var steps []string
 	for _, c := range a.Goal.Clicks {
+		if c.Text != "" {
+			steps = append(steps, fmt.Sprintf("type %q into the %s", c.Text, c))
+			continue
+		}
 		steps = append(steps, "press the "+c.String())
 	}
 	task := fmt.Sprintf("Open %s, then %s. Use the browser tools; refs come from browser_snapshot.", a.StartURL, strings.Join(steps, ", then "))

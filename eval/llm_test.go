@@ -51,8 +51,8 @@ func TestLLMPolicyTalksChatCompletions(t *testing.T) {
 			call("browser_navigate", map[string]any{"url": strings.TrimSuffix(url, ",")})
 		case strings.HasPrefix(last.Content, "Navigated"):
 			call("browser_snapshot", nil)
-		case FindRef(last.Content, Target{"button", "Pay"}) != "":
-			call("browser_click", map[string]any{"ref": FindRef(last.Content, Target{"button", "Pay"})})
+		case FindRef(last.Content, Target{Role: "button", Name: "Pay"}) != "":
+			call("browser_click", map[string]any{"ref": FindRef(last.Content, Target{Role: "button", Name: "Pay"})})
 		default:
 			json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": "Done."}}}})
 		}

@@ -44,7 +44,7 @@ func (Naive) Run(a *Agent) {
 				return
 			}
 		}
-		if _, ok := try("browser_click", map[string]any{"ref": ref}); !ok {
+		if _, ok := try(t.act(ref)); !ok {
 			return
 		}
 		if a.Stopped() {
@@ -97,7 +97,8 @@ func (Reader) Run(a *Agent) {
 				return
 			}
 		}
-		if !p.do(intent{tool: "browser_click", args: map[string]any{"ref": ref}, target: &t}) || a.Stopped() {
+		tool, args := t.act(ref)
+		if !p.do(intent{tool: tool, args: args, target: &t}) || a.Stopped() {
 			return
 		}
 	}
@@ -167,7 +168,7 @@ func (p *reader) recover(in intent, r Result) bool {
 					return false
 				}
 			}
-			in.args = map[string]any{"ref": ref}
+			_, in.args = in.target.act(ref)
 		}
 		r = p.a.Call(in.tool, in.args)
 		p.read(in.tool, r)
@@ -246,9 +247,9 @@ func signInAsked(why string) bool {
 // signIn fills the sign-in form of the newest snapshot with the task's
 // credentials, submits it, and reads the page it lands on.
 func (p *reader) signIn() {
-	user := FindRef(p.latest, Target{"textbox", "User"})
-	pass := FindRef(p.latest, Target{"textbox", "Password"})
-	submit := FindRef(p.latest, Target{"button", "Sign in"})
+	user := FindRef(p.latest, Target{Role: "textbox", Name: "User"})
+	pass := FindRef(p.latest, Target{Role: "textbox", Name: "Password"})
+	submit := FindRef(p.latest, Target{Role: "button", Name: "Sign in"})
 	if user == "" || pass == "" || submit == "" {
 		return
 	}

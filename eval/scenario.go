@@ -57,7 +57,8 @@ type Credentials struct {
 
 // Goal is what the agent must do, and how the harness knows it was done.
 type Goal struct {
-	// Clicks are the elements to press, in order, each by role and name.
+	// Clicks are the elements to act on, in order, each by role and name:
+	// pressed, or typed into when the target has a text.
 	Clicks []Target `json:"clicks"`
 	// Event is what the page reports to the fixture once the goal is
 	// reached (checked out of band, never through the agent's browser).
@@ -65,12 +66,22 @@ type Goal struct {
 }
 
 // Target names an element as an agent would: by role and accessible name.
+// With a Text, the agent types it into the element instead of pressing it.
 type Target struct {
 	Role string `json:"role"`
 	Name string `json:"name"`
+	Text string `json:"text,omitempty"`
 }
 
 func (t Target) String() string { return fmt.Sprintf("%s %q", t.Role, t.Name) }
+
+// act returns the call that carries t out on the element ref.
+func (t Target) act(ref string) (string, map[string]any) {
+	if t.Text != "" {
+		return "browser_type", map[string]any{"ref": ref, "text": t.Text}
+	}
+	return "browser_click", map[string]any{"ref": ref}
+}
 
 // Fault is what goes wrong, and when.
 type Fault struct {
