@@ -52,6 +52,10 @@ func Classify(err error, s Situation) *Error {
 	}
 	raw := err.Error()
 	low := strings.ToLower(raw)
+	tool := s.Tool
+	if tool == "" {
+		tool = "the call" // classified below the handler, which fills Tool in
+	}
 	base := Error{Tool: s.Tool, Ref: s.Ref, Element: s.Element, URL: s.URL, Err: err,
 		Details: map[string]any{"raw": FirstLine(raw)}}
 	snapshot := Call("browser_snapshot", "see the page as it is now and get fresh refs")
@@ -96,7 +100,7 @@ func Classify(err error, s Situation) *Error {
 	case strings.Contains(low, "page crashed"), strings.Contains(low, "target crashed"):
 		e := base
 		e.Code = PageCrashed
-		e.Message = "The page crashed while " + s.Tool + " ran."
+		e.Message = "The page crashed while " + tool + " ran."
 		e.Cause = "its renderer process died (out of memory, a browser bug, or killed)"
 		e.Actions = []Action{
 			Call("browser_navigate", "load it again in a fresh page", A("url", orBlank(s.URL))),
@@ -108,7 +112,7 @@ func Classify(err error, s Situation) *Error {
 		strings.Contains(low, "browser has disconnected"), strings.Contains(low, "connection closed"):
 		e := base
 		e.Code = BrowserClosed
-		e.Message = "The browser or page was closed while " + s.Tool + " ran."
+		e.Message = "The browser or page was closed while " + tool + " ran."
 		e.Cause = "the page or browser was closed, crashed or was killed"
 		e.Actions = []Action{
 			Call("browser_navigate", "a new browser starts on the next call; load the page again", A("url", orBlank(s.URL))),
@@ -123,7 +127,7 @@ func Classify(err error, s Situation) *Error {
 		if strings.Contains(low, "detached") && strings.Contains(low, "frame") {
 			e.Code = FrameDetached
 		}
-		e.Message = "The page changed while " + s.Tool + " ran."
+		e.Message = "The page changed while " + tool + " ran."
 		e.Cause = "the document navigated or its frame was removed during the call"
 		e.Actions = []Action{snapshot}
 		return &e
@@ -131,7 +135,7 @@ func Classify(err error, s Situation) *Error {
 	case strings.Contains(low, "element is not attached"), strings.Contains(low, "not attached to the dom"):
 		e := base
 		e.Code = StaleRef
-		e.Message = "The element left the page while " + s.Tool + " ran."
+		e.Message = "The element left the page while " + tool + " ran."
 		e.Cause = "the page re-rendered or removed the element during the action"
 		e.Actions = []Action{snapshot}
 		return &e

@@ -318,6 +318,7 @@ func sameSite(a, b string) bool {
 // the load is tried once more, and then the tab's landing is the result.
 func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error) {
 	deadline := time.Now().Add(nav)
+	from := a.tab.Page.URL()
 	for try := 0; ; try++ {
 		resp, err := a.tab.Page.Goto(url, playwright.PageGotoOptions{
 			WaitUntil: playwright.WaitUntilStateDomcontentloaded,
@@ -326,7 +327,11 @@ func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error
 		if err == nil || !strings.Contains(err.Error(), "interrupted by another navigation") {
 			return resp, err
 		}
-		if try == 0 && !sameURL(a.tab.Page.URL(), url) && time.Until(deadline) > nav/2 {
+		// The page being left took the tab back (same address, another
+		// query): leave it for a fresh tab whenever there is time for the
+		// load, as on a loaded machine the first try can use half of it.
+		left := samePath(a.tab.Page.URL(), from) && !samePath(url, from) && time.Until(deadline) > nav/4
+		if try == 0 && !sameURL(a.tab.Page.URL(), url) && (left || time.Until(deadline) > nav/2) {
 			// Most often the page left behind navigates itself (a timer, a
 			// refresh): a fresh tab in its place has no script to do that.
 			if a.replaceTab("kept navigating itself") == nil {
@@ -343,6 +348,15 @@ func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error
 }
 
 func sameURL(a, b string) bool { return strings.TrimRight(a, "/") == strings.TrimRight(b, "/") }
+
+// samePath reports whether two URLs name the same document path on the
+// same origin, whatever their query or fragment.
+func samePath(a, b string) bool {
+	ua, err1 := neturl.Parse(a)
+	ub, err2 := neturl.Parse(b)
+	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && ua.Host == ub.Host &&
+		strings.TrimRight(ua.Path, "/") == strings.TrimRight(ub.Path, "/")
+}
 
 // busyLoading is the error of a load whose page arrived but keeps its main
 // thread busy: it may finish (a very large page), or never (a loop).

@@ -23,15 +23,22 @@ func TestHugeTextNodeStaysUnderTheLimit(t *testing.T) {
 	// The default action timeout, which the answer must keep to.
 	c := connect(t, Config{ActionTimeout: 5 * time.Second})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("big-text.html")})
-	start := time.Now()
-	snap := c.ok("browser_snapshot", map[string]any{"budget": 0})
-	took := time.Since(start)
+	// within fails the test past the action timeout plus 2 s.
+	r, took := c.within("browser_snapshot", map[string]any{"budget": 0}, c.srv.cfg.ActionTimeout)
+	if r.IsError {
+		// On a loaded machine the page's first layout of 20 MB can outlast
+		// the timeout: then the answer is the busy-page plan, in time, and
+		// the next snapshot, the layout done, reads the page.
+		mustContain(t, r.Text, "[ACTION_TIMEOUT]", "browser_find(")
+		r, took = c.within("browser_snapshot", map[string]any{"budget": 0}, c.srv.cfg.ActionTimeout)
+		if r.IsError {
+			t.Fatalf("browser_snapshot(budget=0) failed twice:\n%s", r.Text)
+		}
+	}
+	snap := r.Text
 	t.Logf("browser_snapshot(budget=0) of a 20,000,000-character text: %d bytes in %v", len(snap), took.Round(time.Millisecond))
 	if len(snap) > DefaultMaxResultBytes || len(snap) > clientBuffer {
 		t.Errorf("the snapshot is %d bytes, over the %d limit", len(snap), DefaultMaxResultBytes)
-	}
-	if limit := c.srv.cfg.ActionTimeout + 2*time.Second; took > limit {
-		t.Errorf("the snapshot took %v, more than the action timeout plus 2 s (%v)", took, limit)
 	}
 	mustContain(t, snap, "- paragraph: xxxxxxxxxx", "xxx… [19990000 more characters not shown]\n", `button "After" [ref=`)
 
@@ -60,8 +67,8 @@ func TestHugeTextNodeStaysUnderTheLimit(t *testing.T) {
 		}
 		mustContain(t, out, tc.want...)
 	}
-	start = time.Now()
-	r := c.fail("browser_evaluate", map[string]any{"function": "() => { throw new Error('e'.repeat(2e6)) }"}, llmerr.EvaluationFailed)
+	start := time.Now()
+	r = c.fail("browser_evaluate", map[string]any{"function": "() => { throw new Error('e'.repeat(2e6)) }"}, llmerr.EvaluationFailed)
 	t.Logf("exception: %d bytes in %v", len(r.Text), time.Since(start).Round(time.Millisecond))
 	if len(r.Text) > 100_000 || len(fmt.Sprint(r.Structured)) > 100_000 {
 		t.Errorf("the exception came back whole: %d bytes of text, %d of structured", len(r.Text), len(fmt.Sprint(r.Structured)))

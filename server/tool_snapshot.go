@@ -57,6 +57,11 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*respo
 		snap, err = r.eng.CaptureSubtree(tab.Page, r.reg, rec)
 	} else {
 		snap, err = r.capture(tab.Page)
+		if err != nil && llmerr.Classify(err, llmerr.Situation{}).Code == llmerr.StaleRef {
+			// The document navigated under the walk (a script redirect, a
+			// page that reloads itself): read the one it went to.
+			snap, err = r.capture(tab.Page)
+		}
 	}
 	if err != nil {
 		return nil, err
