@@ -1,0 +1,474 @@
+package snapshot
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Changes is what differs between two snapshots of one document, in the
+// snapshot's own line format: what an action did to the page, told
+// without re-reading it whole. Refs a change does not mention are still
+// valid, since an element keeps its ref while it stays in its document.
+type Changes struct {
+	// Added are runs of lines that appeared, each under its context.
+	Added []Added
+	// Removed are the top lines of the runs that disappeared; RemovedMore
+	// counts the lines inside them that are not listed.
+	Removed     []string
+	RemovedMore int
+	// Changed are lines whose element stayed but whose state, name, value
+	// or text changed.
+	Changed []Changed
+	// TooMany is set when the two trees differ too much to list: reading
+	// the page again is cheaper than reading its changes.
+	TooMany bool
+	// Lines is how many lines of the new snapshot the changes touch.
+	Lines int
+	// Full is the length of the new snapshot's tree, for the caller to
+	// compare with the change's.
+	Full int
+}
+
+// Added is a run of lines that appeared together.
+type Added struct {
+	// Context is the line they appeared under ("" at the top level).
+	Context string
+	// Lines are indented from 0, two spaces per level.
+	Lines []string
+}
+
+// Changed is one element's line, now and before.
+type Changed struct {
+	Now, Was string
+}
+
+// Empty reports whether nothing changed.
+func (c *Changes) Empty() bool {
+	return c != nil && !c.TooMany && len(c.Added) == 0 && len(c.Removed) == 0 && len(c.Changed) == 0
+}
+
+// maxEdits bounds the diff's work: past it, the trees are called too
+// different to list.
+const maxEdits = 1500
+
+// line is one rendered line of a tree.
+type line struct {
+	text  string // as rendered, indentation included
+	depth int
+	ref   string
+}
+
+var refOf = regexp.MustCompile(`\[ref=(e\d+)\]`)
+
+func diffLines(nodes []*Node) []line {
+	var b strings.Builder
+	RenderTree(&b, nodes, 0)
+	s := strings.TrimRight(b.String(), "\n")
+	if s == "" {
+		return nil
+	}
+	raw := strings.Split(s, "\n")
+	out := make([]line, len(raw))
+	for i, l := range raw {
+		trimmed := strings.TrimLeft(l, " ")
+		out[i] = line{text: l, depth: (len(l) - len(trimmed)) / 2}
+		if m := refOf.FindStringSubmatch(trimmed); m != nil {
+			out[i].ref = m[1]
+		}
+	}
+	return out
+}
+
+// Diff returns what changed from old to now, two snapshots of the same
+// document (a navigation is not a change: its refs are all new).
+func Diff(old, now *Snapshot) *Changes {
+	a, b := diffLines(old.Tree), diffLines(now.Tree)
+	c := &Changes{}
+	for _, l := range b {
+		c.Full += len(l.text) + 1
+	}
+	ops, ok := edits(a, b)
+	if !ok {
+		c.TooMany = true
+		return c
+	}
+	// Regions of consecutive non-equal ops, each a run of deletions and
+	// insertions between two equal lines.
+	for i := 0; i < len(ops); {
+		if ops[i].kind == opEqual {
+			i++
+			continue
+		}
+		j := i
+		var dels, ins []int
+		for ; j < len(ops) && ops[j].kind != opEqual; j++ {
+			if ops[j].kind == opDelete {
+				dels = append(dels, ops[j].a)
+			} else {
+				ins = append(ins, ops[j].b)
+			}
+		}
+		c.region(a, b, dels, ins)
+		i = j
+	}
+	// An element that moved shows as removed in one region and added in
+	// another: pair those by ref across regions as well.
+	c.pairMoved(a, b)
+	return c
+}
+
+// region sorts one region's deleted lines (indices into a) and inserted
+// lines (into b) into changed, removed and added.
+func (c *Changes) region(a, b []line, dels, ins []int) {
+	delByRef := map[string]int{}
+	for _, d := range dels {
+		if a[d].ref != "" {
+			delByRef[a[d].ref] = d
+		}
+	}
+	usedDel, usedIns := map[int]bool{}, map[int]bool{}
+	for _, n := range ins {
+		if d, ok := delByRef[b[n].ref]; ok && b[n].ref != "" {
+			c.Changed = append(c.Changed, Changed{Now: bare(b[n].text), Was: bare(a[d].text)})
+			usedDel[d], usedIns[n] = true, true
+		}
+	}
+	var restDel, restIns []int
+	for _, d := range dels {
+		if !usedDel[d] {
+			restDel = append(restDel, d)
+		}
+	}
+	for _, n := range ins {
+		if !usedIns[n] {
+			restIns = append(restIns, n)
+		}
+	}
+	// Lines without refs replaced one for one at the same depth and of the
+	// same kind (a text, a heading) changed in place.
+	if len(restDel) == len(restIns) && len(restDel) > 0 {
+		same := true
+		for k := range restDel {
+			x, y := a[restDel[k]], b[restIns[k]]
+			if x.ref != "" || y.ref != "" || x.depth != y.depth || kindOf(x.text) != kindOf(y.text) {
+				same = false
+				break
+			}
+		}
+		if same {
+			for k := range restDel {
+				c.Changed = append(c.Changed, Changed{Now: bare(b[restIns[k]].text), Was: bare(a[restDel[k]].text)})
+			}
+			c.Lines += len(restIns)
+			return
+		}
+	}
+	c.Lines += len(usedIns) + len(restIns)
+	c.removed(a, restDel)
+	c.added(b, restIns)
+}
+
+// bare is a line without its indentation and list dash.
+func bare(s string) string { return strings.TrimPrefix(strings.TrimSpace(s), "- ") }
+
+// kindOf is a line's role: what comes before its name or colon.
+func kindOf(s string) string {
+	s = strings.TrimLeft(s, " -")
+	if i := strings.IndexAny(s, ` ":`); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// removed lists each run of consecutive deleted lines by its top lines.
+func (c *Changes) removed(a []line, dels []int) {
+	for _, run := range runs(dels) {
+		top := a[run[0]].depth
+		for _, d := range run {
+			top = min(top, a[d].depth)
+		}
+		for _, d := range run {
+			if a[d].depth == top {
+				c.Removed = append(c.Removed, bare(a[d].text))
+			} else {
+				c.RemovedMore++
+			}
+		}
+	}
+}
+
+// added groups each run of consecutive inserted lines under the line of b
+// it sits in.
+func (c *Changes) added(b []line, ins []int) {
+	for _, run := range runs(ins) {
+		top := b[run[0]].depth
+		for _, n := range run {
+			top = min(top, b[n].depth)
+		}
+		ctx := ""
+		for k := run[0] - 1; k >= 0; k-- {
+			if b[k].depth < top {
+				ctx = strings.TrimSuffix(bare(b[k].text), ":")
+				break
+			}
+		}
+		ad := Added{Context: ctx}
+		for _, n := range run {
+			ad.Lines = append(ad.Lines, b[n].text[min(len(b[n].text), 2*top):])
+		}
+		c.Added = append(c.Added, ad)
+	}
+}
+
+// pairMoved turns a removed top line and an added line with the same ref
+// into one change: the element stayed (it moved, or its subtree changed).
+func (c *Changes) pairMoved(a, b []line) {
+	if len(c.Removed) == 0 || len(c.Added) == 0 {
+		return
+	}
+	gone := map[string]int{}
+	for i, r := range c.Removed {
+		if m := refOf.FindStringSubmatch(r); m != nil {
+			gone[m[1]] = i
+		}
+	}
+	drop := map[int]bool{}
+	for _, ad := range c.Added {
+		for _, l := range ad.Lines {
+			m := refOf.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			if i, ok := gone[m[1]]; ok && !drop[i] {
+				drop[i] = true
+				if bare(l) != c.Removed[i] {
+					c.Changed = append(c.Changed, Changed{Now: bare(l), Was: c.Removed[i]})
+				}
+			}
+		}
+	}
+	if len(drop) == 0 {
+		return
+	}
+	kept := c.Removed[:0]
+	for i, r := range c.Removed {
+		if !drop[i] {
+			kept = append(kept, r)
+		}
+	}
+	c.Removed = kept
+}
+
+// runs splits sorted indices into runs of consecutive ones.
+func runs(idx []int) [][]int {
+	var out [][]int
+	for i := 0; i < len(idx); {
+		j := i + 1
+		for j < len(idx) && idx[j] == idx[j-1]+1 {
+			j++
+		}
+		out = append(out, idx[i:j])
+		i = j
+	}
+	return out
+}
+
+type opKind int
+
+const (
+	opEqual opKind = iota
+	opDelete
+	opInsert
+)
+
+type op struct {
+	kind opKind
+	a, b int // indices into the old and new lines
+}
+
+// edits is a shortest edit script from a to b (Myers' O(ND) algorithm),
+// after trimming the common ends; ok is false past maxEdits.
+func edits(a, b []line) ([]op, bool) {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre].text == b[pre].text {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf].text == b[len(b)-1-suf].text {
+		suf++
+	}
+	var out []op
+	for i := 0; i < pre; i++ {
+		out = append(out, op{opEqual, i, i})
+	}
+	mid, ok := myers(a[pre:len(a)-suf], b[pre:len(b)-suf])
+	if !ok {
+		return nil, false
+	}
+	for _, o := range mid {
+		o.a += pre
+		o.b += pre
+		out = append(out, o)
+	}
+	for i := 0; i < suf; i++ {
+		out = append(out, op{opEqual, len(a) - suf + i, len(b) - suf + i})
+	}
+	return out, true
+}
+
+func myers(a, b []line) ([]op, bool) {
+	n, m := len(a), len(b)
+	if n == 0 || m == 0 {
+		var out []op
+		for i := range n {
+			out = append(out, op{kind: opDelete, a: i})
+		}
+		for j := range m {
+			out = append(out, op{kind: opInsert, b: j})
+		}
+		return out, n+m <= maxEdits
+	}
+	maxD := min(n+m, maxEdits)
+	off := maxD + 1
+	v := make([]int, 2*maxD+3)
+	var trace [][]int
+	for d := 0; d <= maxD; d++ {
+		trace = append(trace, append([]int(nil), v...))
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = v[off+k+1]
+			} else {
+				x = v[off+k-1] + 1
+			}
+			y := x - k
+			for x < n && y < m && a[x].text == b[y].text {
+				x++
+				y++
+			}
+			v[off+k] = x
+			if x >= n && y >= m {
+				return backtrack(trace, v, off, d, n, m), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// backtrack walks the saved frontiers back from (n, m) to (0, 0).
+func backtrack(trace [][]int, last []int, off, d, n, m int) []op {
+	var rev []op
+	x, y := n, m
+	v := last
+	for ; d > 0; d-- {
+		prev := trace[d]
+		k := x - y
+		var pk int
+		if k == -d || (k != d && prev[off+k-1] < prev[off+k+1]) {
+			pk = k + 1
+		} else {
+			pk = k - 1
+		}
+		px := prev[off+pk]
+		py := px - pk
+		for x > px && y > py {
+			x--
+			y--
+			rev = append(rev, op{opEqual, x, y})
+		}
+		if x == px {
+			y--
+			rev = append(rev, op{kind: opInsert, a: x, b: y})
+		} else {
+			x--
+			rev = append(rev, op{kind: opDelete, a: x, b: y})
+		}
+		v = prev
+	}
+	_ = v
+	for x > 0 && y > 0 {
+		x--
+		y--
+		rev = append(rev, op{opEqual, x, y})
+	}
+	out := make([]op, len(rev))
+	for i, o := range rev {
+		out[len(rev)-1-i] = o
+	}
+	return out
+}
+
+// Render writes the changes for an agent: a header line, then the page's
+// lines inside the fence when fence is set, cut at budget characters (0:
+// no cut) with a note that names the call reading the whole page.
+func (c *Changes) Render(budget int, fence bool) string {
+	var b strings.Builder
+	switch {
+	case c.TooMany:
+		return "The page changed too much to list the changes: browser_snapshot() reads it."
+	case c.Empty():
+		return "No change in the page's elements since the last snapshot."
+	}
+	var body []string
+	for _, ch := range c.Changed {
+		body = append(body, fmt.Sprintf("- changed: %s (was: %s)", ch.Now, ch.Was))
+	}
+	for _, ad := range c.Added {
+		head := "- added:"
+		if ad.Context != "" {
+			head = "- added in " + ad.Context + ":"
+		}
+		body = append(body, head)
+		for _, l := range ad.Lines {
+			body = append(body, "  "+l)
+		}
+	}
+	for _, r := range c.Removed {
+		body = append(body, "- removed: "+r)
+	}
+	if c.RemovedMore > 0 {
+		body = append(body, fmt.Sprintf("- removed with them: %d more lines", c.RemovedMore))
+	}
+	b.WriteString("Changes since the last snapshot (refs not listed here are unchanged and still valid):\n")
+	if fence {
+		b.WriteString(FenceOpen + "\n")
+	}
+	used := 0
+	for i, l := range body {
+		if budget > 0 && used+len(l)+1 > budget && i > 0 {
+			if fence {
+				b.WriteString(FenceClose + "\n")
+			}
+			fmt.Fprintf(&b, "[%d more change lines not shown: browser_snapshot() reads the whole page]", len(body)-i)
+			return b.String()
+		}
+		used += len(l) + 1
+		if fence {
+			l = EscapeFence(l)
+		}
+		b.WriteString(l + "\n")
+	}
+	if fence {
+		b.WriteString(FenceClose)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Size is roughly how many characters Render writes without a budget.
+func (c *Changes) Size() int {
+	n := 0
+	for _, ch := range c.Changed {
+		n += len(ch.Now) + len(ch.Was) + 20
+	}
+	for _, ad := range c.Added {
+		n += len(ad.Context) + 12
+		for _, l := range ad.Lines {
+			n += len(l) + 3
+		}
+	}
+	for _, r := range c.Removed {
+		n += len(r) + 12
+	}
+	return n
+}
