@@ -135,6 +135,47 @@
   }
   const shadowOf = (el) => shadowRootOf(el) || (closedCount > 0 ? wmGet(closedRoots, el) : undefined) || null;
 
+  // ---- Change watch -----------------------------------------------------------
+  // Whether the document may differ from the last watched snapshot: a
+  // MutationObserver on the document and on every shadow root the walk met,
+  // and the input, change and toggle events (a value typed is no mutation).
+  // The first change disconnects the observer until the next watched
+  // snapshot, so a busy page pays for one record, not one per mutation. A
+  // MutationObserver the page replaced before this bridge was built cannot
+  // be trusted: then the document always counts as changed.
+  const fnToString = uncurry(FnProto.toString);
+  const MOC = typeof MutationObserver === 'function' ? MutationObserver : null;
+  const nativeMO = MOC !== null && strIndexOf(fnToString(MOC), '[native code]') >= 0;
+  const moObserve = nativeMO ? methodOf(MOC.prototype, 'observe') : null;
+  const moDisconnect = nativeMO ? methodOf(MOC.prototype, 'disconnect') : null;
+  const moTake = nativeMO ? methodOf(MOC.prototype, 'takeRecords') : null;
+  const listen = methodOf(EventTarget.prototype, 'addEventListener');
+  const MO_OPTS = { attributes: true, childList: true, characterData: true, subtree: true };
+  let changedSince = true, watching = false, watchedRoots = null;
+  function stopWatch() {
+    if (watching) { watching = false; watchedRoots = null; moDisconnect(observer); }
+  }
+  const observer = moObserve && moDisconnect && moTake ? new MOC(() => { changedSince = true; stopWatch(); }) : null;
+  function startWatch() {
+    stopWatch();
+    if (observer === null) { changedSince = true; return; }
+    changedSince = false;
+    moObserve(observer, doc, MO_OPTS);
+    watching = true;
+    watchedRoots = new SetC();
+  }
+  function watchRoot(root) {
+    if (watching && !setHas(watchedRoots, root)) { setAdd(watchedRoots, root); moObserve(observer, root, MO_OPTS); }
+  }
+  if (listen) {
+    const mark = () => { changedSince = true; stopWatch(); };
+    listen(doc, 'input', mark, true); listen(doc, 'change', mark, true); listen(doc, 'toggle', mark, true);
+  }
+  function changed() {
+    if (!changedSince && watching && moTake(observer).length > 0) { changedSince = true; stopWatch(); }
+    return changedSince;
+  }
+
   const HTML_NS = 'http://www.w3.org/1999/xhtml', SVG_NS = 'http://www.w3.org/2000/svg';
   const MAX_DEPTH = 1000;     // DOM nesting walked before a marker replaces the rest
   const NAME_DEPTH = 200;     // nesting followed inside one accessible name
@@ -715,6 +756,7 @@
     const sr = shadowOf(el);
     if (sr) {
       genScope(sr);
+      watchRoot(sr);
       const a = [];
       for (let c = firstChild(sr); c; c = nextSibling(c)) a[a.length] = c;
       return a;
@@ -1345,6 +1387,8 @@
     abortAt = typeof abortMs === 'number' && abortMs > 0 ? now + abortMs : 0;
     visits = 0;
     cut = false;
+    // Before the walk: what changes while it runs counts as a change.
+    if (own('watch') === true && (rootRef === undefined || rootRef === null || rootRef === '')) startWatch();
     const tree = [];
     beginPass();
     textEnd = new MapC();
@@ -1463,5 +1507,6 @@
     return out;
   }
 
-  return { cover: cover, snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info };
+  return { cover: cover, snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info,
+    changed: changed };
 }

@@ -76,6 +76,11 @@ type Engine struct {
 	// dispatch goroutine, so it may call the page).
 	BeforeFrame func(frameURL string)
 
+	// watching, while a baseline capture runs, lists the documents it
+	// walked; watched keeps that list per page for Changed.
+	watching []refs.DocID
+	watched  map[playwright.Page][]refs.DocID
+
 	// key names the document property where InitScript leaves the bridge.
 	key string
 	// mainDoc is the main frame's document of the capture under way.
@@ -102,6 +107,7 @@ func NewEngine() *Engine {
 	_, _ = rand.Read(k[:])
 	return &Engine{key: "__retrace_" + hex.EncodeToString(k[:]), FrameTimeout: 3 * time.Second, WalkBudget: 4 * time.Second, AnswerGrace: 2 * time.Second,
 		docs:     map[refs.DocID]*doc{},
+		watched:  map[playwright.Page][]refs.DocID{},
 		current:  map[playwright.Frame]*doc{},
 		poisoned: map[playwright.Frame]int{}}
 }
@@ -119,6 +125,9 @@ type Snapshot struct {
 	Cut bool
 	// Root is the ref whose subtree this is, or empty for the whole page.
 	Root string
+	// Doc is the main frame's document: two snapshots with the same Doc
+	// show one document, whose refs carry over.
+	Doc refs.DocID
 }
 
 // ErrPageBusy means the page did not answer the bridge in time (its main
@@ -128,6 +137,52 @@ var ErrPageBusy = errors.New("the page did not answer in time")
 // Capture snapshots page (all frames) and records its refs in reg.
 func (e *Engine) Capture(page playwright.Page, reg *refs.Registry) (*Snapshot, error) {
 	return e.capture(page, reg, page.MainFrame(), true, "")
+}
+
+// CaptureBaseline snapshots page like Capture, and starts watching its
+// documents for changes: Changed then says whether the page may differ
+// from this snapshot.
+func (e *Engine) CaptureBaseline(page playwright.Page, reg *refs.Registry) (*Snapshot, error) {
+	e.watching = []refs.DocID{}
+	defer func() { e.watching = nil }()
+	snap, err := e.capture(page, reg, page.MainFrame(), true, "")
+	e.mu.Lock()
+	if err == nil {
+		e.watched[page] = e.watching
+	} else {
+		delete(e.watched, page)
+	}
+	e.mu.Unlock()
+	return snap, err
+}
+
+// Changed reports whether page may differ from its last baseline capture:
+// a document it walked changed (the DOM, or a value typed), went, or was
+// replaced, or there is no baseline. Changes made by CSS alone (a :hover
+// menu) are not seen. A document that does not answer counts as changed.
+func (e *Engine) Changed(page playwright.Page) bool {
+	e.mu.Lock()
+	ids, ok := e.watched[page]
+	var handles []playwright.JSHandle
+	for _, id := range ids {
+		d := e.docs[id]
+		if d == nil || d.gone || d.setAside || e.current[d.frame] != d {
+			ok = false
+			break
+		}
+		handles = append(handles, d.handle)
+	}
+	e.mu.Unlock()
+	if !ok || len(handles) == 0 {
+		return true
+	}
+	for _, h := range handles {
+		v, err := withTimeout(time.Second, func() (any, error) { return h.Evaluate(`b => b.changed()`) })
+		if err != nil || v != false {
+			return true
+		}
+	}
+	return false
 }
 
 // CaptureSubtree snapshots only the element rec points to (an iframe's
@@ -176,6 +231,9 @@ func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwri
 	}
 	snap.Tree = tree
 	snap.Refs = recs
+	if main && root == "" {
+		snap.Doc = e.mainDoc
+	}
 	snap.Cut = cut
 	snap.URL = frame.URL()
 	titleWait := 3 * time.Second
@@ -216,6 +274,9 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 	if root != "" {
 		arg["root"] = root
 	}
+	if e.watching != nil && root == "" {
+		arg["watch"] = true
+	}
 	d, err := e.call(frame, main, func(d *doc) error {
 		out, err := withTimeout(budget+e.AnswerGrace, func() (any, error) {
 			return d.handle.Evaluate(snapshotJS, arg)
@@ -244,6 +305,9 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 	}
 	if main && depth == 0 {
 		e.mainDoc = d.id // frame entries belong to this document
+	}
+	if e.watching != nil {
+		e.watching = append(e.watching, d.id)
 	}
 	res.Tree = compact(res.Tree)
 	next = res.NextRef
@@ -663,6 +727,7 @@ func (e *Engine) Release() {
 func (e *Engine) ForgetPage(page playwright.Page) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	delete(e.watched, page)
 	var dead []*doc
 	for id, d := range e.docs {
 		if d.frame.Page() == page {
@@ -690,6 +755,7 @@ func (e *Engine) Reset() {
 	e.markGone(dead)
 	e.current = map[playwright.Frame]*doc{}
 	e.docs = map[refs.DocID]*doc{}
+	e.watched = map[playwright.Page][]refs.DocID{}
 	e.poisoned = map[playwright.Frame]int{}
 	e.handed = nil // their page is closed, and with it the handles
 }
