@@ -160,29 +160,44 @@ func (e *Engine) CaptureBaseline(page playwright.Page, reg *refs.Registry) (*Sna
 // a document it walked changed (the DOM, or a value typed), went, or was
 // replaced, or there is no baseline. Changes made by CSS alone (a :hover
 // menu) are not seen. A document that does not answer counts as changed.
-func (e *Engine) Changed(page playwright.Page) bool {
+// same is false when the main document is not the baseline's any more (a
+// navigation) or there is no baseline: then the changes are not a diff.
+func (e *Engine) Changed(page playwright.Page) (changed, same bool) {
 	e.mu.Lock()
-	ids, ok := e.watched[page]
-	var handles []playwright.JSHandle
+	ids := e.watched[page]
+	type watchedDoc struct {
+		h    playwright.JSHandle
+		main bool
+	}
+	var docs []watchedDoc
 	for _, id := range ids {
 		d := e.docs[id]
-		if d == nil || d.gone || d.setAside || e.current[d.frame] != d {
-			ok = false
-			break
+		switch {
+		case d == nil || d.gone || d.setAside || e.current[d.frame] != d:
+			if d == nil || d.main {
+				e.mu.Unlock()
+				return true, false
+			}
+			changed = true
+		default:
+			docs = append(docs, watchedDoc{d.handle, d.main})
 		}
-		handles = append(handles, d.handle)
 	}
 	e.mu.Unlock()
-	if !ok || len(handles) == 0 {
-		return true
+	if len(ids) == 0 {
+		return true, false
 	}
-	for _, h := range handles {
-		v, err := withTimeout(time.Second, func() (any, error) { return h.Evaluate(`b => b.changed()`) })
+	same = true
+	for _, d := range docs {
+		v, err := withTimeout(time.Second, func() (any, error) { return d.h.Evaluate(`b => b.changed()`) })
+		if d.main && err != nil && (contextGone(err) || frameGone(err)) {
+			return true, false
+		}
 		if err != nil || v != false {
-			return true
+			changed = true
 		}
 	}
-	return false
+	return changed, same
 }
 
 // CaptureSubtree snapshots only the element rec points to (an iframe's

@@ -27,39 +27,46 @@ func TestChanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if eng.Changed(page) {
-			t.Fatalf("changed right after its baseline:\n%s", s.Text())
+		if changed, same := eng.Changed(page); changed || !same {
+			t.Fatalf("changed right after its baseline (changed %v, same document %v):\n%s", changed, same, s.Text())
 		}
 		return s
 	}
-	if !eng.Changed(page) {
-		t.Fatal("a page with no baseline counts as unchanged")
+	if changed, same := eng.Changed(page); !changed || same {
+		t.Fatal("a page with no baseline counts as unchanged, or as the same document")
 	}
 	base := baseline()
 	for _, step := range []struct {
-		name    string
-		act     func() error
-		changed bool
+		name          string
+		act           func() error
+		changed, same bool
 	}{
-		{"a click that changes nothing", func() error { return page.Locator("#noop").Click() }, false},
-		{"a snapshot that is not a baseline", func() error { _, err := eng.Capture(page, reg); return err }, false},
-		{"a click that adds a button", func() error { return page.Locator("#add").Click() }, true},
-		{"typing", func() error { return page.Locator("#name").Fill("ada") }, true},
+		{"a click that changes nothing", func() error { return page.Locator("#noop").Click() }, false, true},
+		{"a snapshot that is not a baseline", func() error { _, err := eng.Capture(page, reg); return err }, false, true},
+		{"a click that adds a button", func() error { return page.Locator("#add").Click() }, true, true},
+		{"typing", func() error { return page.Locator("#name").Fill("ada") }, true, true},
 		{"a change inside a shadow root", func() error {
 			_, err := page.Evaluate(`() => document.getElementById('host').shadowRoot.querySelector('button').textContent = 'Renamed'`)
 			return err
-		}, true},
-		{"a new document", func() error { _, err := page.Reload(); return err }, true},
+		}, true, true},
+		{"a pushState route change", func() error {
+			_, err := page.Evaluate(`() => { history.pushState({}, '', '?view=2'); document.body.append('View 2') }`)
+			return err
+		}, true, true},
+		{"a new document", func() error { _, err := page.Reload(); return err }, true, false},
 	} {
 		if err := step.act(); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
-		if got := eng.Changed(page); got != step.changed {
-			t.Errorf("%s: Changed = %v, want %v", step.name, got, step.changed)
+		if changed, same := eng.Changed(page); changed != step.changed || same != step.same {
+			t.Errorf("%s: Changed = %v, same document %v; want %v, %v", step.name, changed, same, step.changed, step.same)
 		}
 		if step.changed {
 			now := baseline()
-			if now.Doc == base.Doc && Diff(base, now).Empty() {
+			if (now.Doc == base.Doc) != step.same {
+				t.Errorf("%s: the snapshots' documents: %v and %v", step.name, base.Doc, now.Doc)
+			}
+			if step.same && Diff(base, now).Empty() {
 				t.Errorf("%s: counted as a change, but the snapshots do not differ", step.name)
 			}
 			base = now
@@ -83,8 +90,8 @@ func TestChanged(t *testing.T) {
 	if _, err := child.Evaluate(`() => document.body.append(Object.assign(document.createElement('button'), {textContent: 'In frame'}))`); err != nil {
 		t.Fatal(err)
 	}
-	if !eng.Changed(page) {
-		t.Error("a change inside a child frame is not seen")
+	if changed, same := eng.Changed(page); !changed || !same {
+		t.Errorf("a change inside a child frame: changed %v, same document %v", changed, same)
 	}
 	now := baseline()
 	if got := Diff(base, now).Render(0, false); !strings.Contains(got, `button "In frame" [ref=`) {
@@ -104,7 +111,7 @@ func TestChangedWithAFakeObserver(t *testing.T) {
 	if _, err := eng.CaptureBaseline(page, refs.New()); err != nil {
 		t.Fatal(err)
 	}
-	if !eng.Changed(page) {
+	if changed, _ := eng.Changed(page); !changed {
 		t.Error("a page with a fake MutationObserver counts as unchanged")
 	}
 }
