@@ -527,6 +527,7 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 		// must not hold the agent.
 		res.loading = tab.Pending(mark)
 	}
+	a.reportChanges(a.landed != nil)
 	if a.landed != nil || moved {
 		if handled, err := a.signInOnLanding(o, before, after.url); handled {
 			// Signed in again by the role's recipe; the call ended on the
@@ -663,7 +664,7 @@ func (a *acting) includeSnapshot() {
 	if !a.c.snapshot || r.tab == nil || r.tab.Closed() {
 		return
 	}
-	snap, err := r.capture(r.tab.Page)
+	snap, err := r.baseline(r.tab.Page)
 	if err != nil {
 		a.res.noSnapshot = llmerr.FirstLine(err.Error())
 		return

@@ -12,6 +12,7 @@ import (
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/failurelog"
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/refs"
 	"github.com/retrace-dev/retrace/roles"
 	"github.com/retrace-dev/retrace/snapshot"
 )
@@ -313,7 +314,17 @@ func (r *role) explainCover(e *llmerr.Error, t *target) {
 // what failed in child frames stays in the log as warnings. Call with the
 // role's lock held.
 func (r *role) capture(page playwright.Page) (*snapshot.Snapshot, error) {
-	snap, err := r.eng.Capture(page, r.reg)
+	return r.decide(page, r.eng.Capture)
+}
+
+// baseline is capture for a snapshot the agent reads whole: the page's
+// later change reports are told against it (changes.go).
+func (r *role) baseline(page playwright.Page) (*snapshot.Snapshot, error) {
+	return r.decide(page, r.eng.CaptureBaseline)
+}
+
+func (r *role) decide(page playwright.Page, capture func(playwright.Page, *refs.Registry) (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	snap, err := capture(page, r.reg)
 	if fatal := failurelog.Decide(r.log.Entries()).Fatal; fatal != nil {
 		// Said once, as this call's error; the next snapshot observes anew.
 		r.log.Clear(func(e failurelog.Entry) bool { return e.MainFrame })

@@ -37,6 +37,9 @@ type response struct {
 	tabs []string
 	// body is the tool's own output: a list, a value, matches.
 	body []string
+	// changes is what the action did to the page since the agent last read
+	// it whole (changes.go).
+	changes string
 	// hint is the next step, dropped when the snapshot is included.
 	hint string
 	// snapshot is the page tree, when the call asked for it; noSnapshot
@@ -156,6 +159,7 @@ func (r *response) text() string {
 	for _, l := range r.body {
 		line(l)
 	}
+	line(r.changes)
 	switch {
 	case r.snapshot != "":
 		b.WriteString("\n")

@@ -42,7 +42,7 @@ type fillFormArgs struct {
 
 func (s *Server) addFormTools() {
 	addTool(s, def("browser_select_option", "Select options", destructive|openWorld, "Select options of a select element by value or label. Reports what changed."), s.selectOption)
-	addTool(s, def("browser_fill_form", "Fill a form", destructive|openWorld, "Fill several fields in one call: text fields, checkboxes, radios and selects. Reports each field and what changed."), s.fillForm)
+	addTool(s, def("browser_fill_form", "Fill a form", destructive|openWorld, "Fill several fields in one call (text, checkbox, radio, select). Reports each field and what changed."), s.fillForm)
 	addTool(s, def("browser_file_upload", "Upload files", destructive|openWorld, "Choose files for a file input or file chooser button (ref). Paths must be inside --allowed-dirs."), s.fileUpload)
 }
 

@@ -42,7 +42,7 @@ const (
 
 func (s *Server) addObserveTools() {
 	addTool(s, def("browser_console_messages", "Console messages", readOnly, "Console messages and uncaught errors of the current tab, newest last."), s.consoleMessages)
-	addTool(s, def("browser_network_requests", "Network requests", readOnly, "Requests of the current tab: method, URL, status or failure, type, size. Successful static files are only counted unless filtered."), s.networkRequests)
+	addTool(s, def("browser_network_requests", "Network requests", readOnly, "Requests of the current tab: method, URL, status or failure, type, size (successful static files only counted unless filtered)."), s.networkRequests)
 	addTool(s, def("browser_take_screenshot", "Screenshot", readOnly, "Screenshot of the viewport, the full page or one element (ref), at most 1280 px wide. Use browser_snapshot to act."), s.screenshot)
 }
 

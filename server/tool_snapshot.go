@@ -12,9 +12,10 @@ import (
 )
 
 type snapshotArgs struct {
-	Ref    string `json:"ref,omitempty" jsonschema:"Only this element's subtree (an iframe's ref: its content)"`
-	Budget *int   `json:"budget,omitempty" jsonschema:"Most characters of tree to return; 0: no limit"`
-	Offset int    `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
+	Ref     string `json:"ref,omitempty" jsonschema:"Only this element's subtree (an iframe's ref: its content)"`
+	Budget  *int   `json:"budget,omitempty" jsonschema:"Most characters of tree to return; 0: no limit"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
+	Changes bool   `json:"changes,omitempty" jsonschema:"Only what changed since the last snapshot"`
 	roleArg
 }
 
@@ -28,7 +29,7 @@ type findArgs struct {
 }
 
 func (s *Server) addSnapshotTools() {
-	addTool(s, def("browser_snapshot", "Page snapshot", readOnly, "The current page as a compact accessibility tree, iframes inline. Elements you can act on carry refs (e12) for the other tools. Large pages are cut; the text says how to read on."), s.snapshot)
+	addTool(s, def("browser_snapshot", "Page snapshot", readOnly, "The page as a compact accessibility tree, iframes inline; elements you can act on carry refs (e12). Large pages are cut, saying how to read on."), s.snapshot)
 	addTool(s, def("browser_find", "Find elements", readOnly, "Find elements by text, role or name without reading the whole tree: each match with its ref and container."), s.find)
 }
 
@@ -56,17 +57,29 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*respo
 		}
 		snap, err = r.eng.CaptureSubtree(tab.Page, r.reg, rec)
 	} else {
-		snap, err = r.capture(tab.Page)
+		if in.Changes && in.Offset == 0 {
+			if changed, same := r.eng.Changed(tab.Page); same {
+				res := &response{dialogs: tab.TakeDialogs(), changes: noChange}
+				if changed {
+					res.changes = r.changesSince(tab.Page, budget)
+				}
+				return res, nil
+			}
+		}
+		snap, err = r.baseline(tab.Page)
 		if err != nil && llmerr.Classify(err, llmerr.Situation{}).Code == llmerr.StaleRef {
 			// The document navigated under the walk (a script redirect, a
 			// page that reloads itself): read the one it went to.
-			snap, err = r.capture(tab.Page)
+			snap, err = r.baseline(tab.Page)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	res := &response{dialogs: tab.TakeDialogs()}
+	if in.Changes && in.Ref == "" && in.Offset == 0 {
+		res.addDid("No earlier snapshot of this document to compare with: the whole page follows.")
+	}
 	res.addBody(snap.Render(s.view(c, budget, in.Offset)))
 	return res, nil
 }

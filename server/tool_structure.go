@@ -20,7 +20,7 @@ type structureArgs struct {
 }
 
 func (s *Server) addStructureTools() {
-	addTool(s, def("browser_inspect", "Inspect an element", readOnly, "An element's ancestors up to the page (tag, role, name, test ids) and the repeated structure it belongs to. For writing tests."), s.inspect)
+	addTool(s, def("browser_inspect", "Inspect an element", readOnly, "An element's ancestors (tag, role, name, test ids) and the repeated structure it is in, for writing tests."), s.inspect)
 	addTool(s, def("browser_generate_locator", "Generate a locator", readOnly, "The most robust Playwright locator for an element, verified to match exactly that element."), s.generateLocator)
 }
 

@@ -13,10 +13,9 @@ import (
 type Changes struct {
 	// Added are runs of lines that appeared, each under its context.
 	Added []Added
-	// Removed are the top lines of the runs that disappeared; RemovedMore
-	// counts the lines inside them that are not listed.
-	Removed     []string
-	RemovedMore int
+	// Removed are runs of lines that disappeared, each under its context
+	// in the old snapshot.
+	Removed []Added
 	// Changed are lines whose element stayed but whose state, name, value
 	// or text changed.
 	Changed []Changed
@@ -30,7 +29,7 @@ type Changes struct {
 	Full int
 }
 
-// Added is a run of lines that appeared together.
+// Added is a run of lines that appeared (or disappeared) together.
 type Added struct {
 	// Context is the line they appeared under ("" at the top level).
 	Context string
@@ -47,6 +46,9 @@ type Changed struct {
 func (c *Changes) Empty() bool {
 	return c != nil && !c.TooMany && len(c.Added) == 0 && len(c.Removed) == 0 && len(c.Changed) == 0
 }
+
+// maxRemovedLines is how many lines of one removed run are shown.
+const maxRemovedLines = 5
 
 // maxEdits bounds the diff's work: past it, the trees are called too
 // different to list.
@@ -114,7 +116,7 @@ func Diff(old, now *Snapshot) *Changes {
 	}
 	// An element that moved shows as removed in one region and added in
 	// another: pair those by ref across regions as well.
-	c.pairMoved(a, b)
+	c.pairMoved()
 	return c
 }
 
@@ -181,69 +183,70 @@ func kindOf(s string) string {
 	return s
 }
 
-// removed lists each run of consecutive deleted lines by its top lines.
+// removed groups each run of consecutive deleted lines under the line of
+// a it sat in.
 func (c *Changes) removed(a []line, dels []int) {
-	for _, run := range runs(dels) {
-		top := a[run[0]].depth
-		for _, d := range run {
-			top = min(top, a[d].depth)
-		}
-		for _, d := range run {
-			if a[d].depth == top {
-				c.Removed = append(c.Removed, bare(a[d].text))
-			} else {
-				c.RemovedMore++
-			}
-		}
-	}
+	c.Removed = append(c.Removed, group(a, dels)...)
 }
 
 // added groups each run of consecutive inserted lines under the line of b
 // it sits in.
 func (c *Changes) added(b []line, ins []int) {
-	for _, run := range runs(ins) {
-		top := b[run[0]].depth
+	c.Added = append(c.Added, group(b, ins)...)
+}
+
+// group splits idx into runs of consecutive lines of ls, each re-indented
+// from 0 under its context: the nearest line above it with less depth.
+func group(ls []line, idx []int) []Added {
+	var out []Added
+	for _, run := range runs(idx) {
+		top := ls[run[0]].depth
 		for _, n := range run {
-			top = min(top, b[n].depth)
+			top = min(top, ls[n].depth)
 		}
 		ctx := ""
 		for k := run[0] - 1; k >= 0; k-- {
-			if b[k].depth < top {
-				ctx = strings.TrimSuffix(bare(b[k].text), ":")
+			if ls[k].depth < top {
+				ctx = strings.TrimSuffix(bare(ls[k].text), ":")
 				break
 			}
 		}
 		ad := Added{Context: ctx}
 		for _, n := range run {
-			ad.Lines = append(ad.Lines, b[n].text[min(len(b[n].text), 2*top):])
+			ad.Lines = append(ad.Lines, ls[n].text[min(len(ls[n].text), 2*top):])
 		}
-		c.Added = append(c.Added, ad)
+		out = append(out, ad)
 	}
+	return out
 }
 
-// pairMoved turns a removed top line and an added line with the same ref
-// into one change: the element stayed (it moved, or its subtree changed).
-func (c *Changes) pairMoved(a, b []line) {
+// pairMoved turns a line removed in one run and added in another with the
+// same ref into one change: the element stayed (it moved, or its subtree
+// changed).
+func (c *Changes) pairMoved() {
 	if len(c.Removed) == 0 || len(c.Added) == 0 {
 		return
 	}
-	gone := map[string]int{}
-	for i, r := range c.Removed {
-		if m := refOf.FindStringSubmatch(r); m != nil {
-			gone[m[1]] = i
+	type at struct{ run, line int }
+	gone := map[string]at{}
+	for i, rm := range c.Removed {
+		for j, l := range rm.Lines {
+			if m := refOf.FindStringSubmatch(l); m != nil {
+				gone[m[1]] = at{i, j}
+			}
 		}
 	}
-	drop := map[int]bool{}
+	drop := map[at]bool{}
 	for _, ad := range c.Added {
 		for _, l := range ad.Lines {
 			m := refOf.FindStringSubmatch(l)
 			if m == nil {
 				continue
 			}
-			if i, ok := gone[m[1]]; ok && !drop[i] {
-				drop[i] = true
-				if bare(l) != c.Removed[i] {
-					c.Changed = append(c.Changed, Changed{Now: bare(l), Was: c.Removed[i]})
+			if p, ok := gone[m[1]]; ok && !drop[p] {
+				drop[p] = true
+				if was := bare(c.Removed[p.run].Lines[p.line]); bare(l) != was {
+					c.Changed = append(c.Changed, Changed{Now: bare(l), Was: was})
 				}
 			}
 		}
@@ -251,10 +254,17 @@ func (c *Changes) pairMoved(a, b []line) {
 	if len(drop) == 0 {
 		return
 	}
-	kept := c.Removed[:0]
-	for i, r := range c.Removed {
-		if !drop[i] {
-			kept = append(kept, r)
+	var kept []Added
+	for i, rm := range c.Removed {
+		var ls []string
+		for j, l := range rm.Lines {
+			if !drop[at{i, j}] {
+				ls = append(ls, l)
+			}
+		}
+		if len(ls) > 0 {
+			rm.Lines = ls
+			kept = append(kept, rm)
 		}
 	}
 	c.Removed = kept
@@ -424,11 +434,20 @@ func (c *Changes) Render(budget int, fence bool) string {
 			body = append(body, "  "+l)
 		}
 	}
-	for _, r := range c.Removed {
-		body = append(body, "- removed: "+r)
-	}
-	if c.RemovedMore > 0 {
-		body = append(body, fmt.Sprintf("- removed with them: %d more lines", c.RemovedMore))
+	for _, rm := range c.Removed {
+		head := "- removed:"
+		if rm.Context != "" {
+			head = "- removed from " + rm.Context + ":"
+		}
+		body = append(body, head)
+		// What went needs naming, not reading whole: its first lines.
+		for i, l := range rm.Lines {
+			if i == maxRemovedLines && len(rm.Lines) > maxRemovedLines+1 {
+				body = append(body, fmt.Sprintf("  [and %d more lines]", len(rm.Lines)-i))
+				break
+			}
+			body = append(body, "  "+l)
+		}
 	}
 	b.WriteString("Changes since the last snapshot (refs not listed here are unchanged and still valid):\n")
 	if fence {
@@ -467,8 +486,11 @@ func (c *Changes) Size() int {
 			n += len(l) + 3
 		}
 	}
-	for _, r := range c.Removed {
-		n += len(r) + 12
+	for _, rm := range c.Removed {
+		n += len(rm.Context) + 16
+		for _, l := range rm.Lines[:min(len(rm.Lines), maxRemovedLines+1)] {
+			n += len(l) + 3
+		}
 	}
 	return n
 }

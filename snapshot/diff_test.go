@@ -43,7 +43,7 @@ func TestDiff(t *testing.T) {
 			m := n[0]
 			m.Children = append(m.Children[:1], m.Children[2:]...)
 			return n
-		}, []string{`- removed: button "Open" [ref=e1]`}, []string{"added"}},
+		}, []string{"- removed from main:\n  - button \"Open\" [ref=e1]"}, []string{"added"}},
 		{"a checkbox is checked", func(n []*Node) []*Node {
 			n[0].Children[2].Checked = true
 			return n
@@ -86,7 +86,7 @@ func TestDiffBounded(t *testing.T) {
 	}
 	c := Diff(&Snapshot{Tree: old}, &Snapshot{Tree: many})
 	if !c.TooMany {
-		t.Fatalf("a rewrite of 3,000 lines is listed: %d added, %d removed", len(c.Added), len(c.Removed))
+		t.Fatalf("a rewrite of 3,000 lines is listed: %d added, %d removed runs", len(c.Added), len(c.Removed))
 	}
 	if got := c.Render(0, true); !strings.Contains(got, "browser_snapshot()") {
 		t.Errorf("no call to read the page: %s", got)

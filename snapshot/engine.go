@@ -80,6 +80,8 @@ type Engine struct {
 	// walked; watched keeps that list per page for Changed.
 	watching []refs.DocID
 	watched  map[playwright.Page][]refs.DocID
+	// baselines are the last baseline captures, per page.
+	baselines map[playwright.Page]*Snapshot
 
 	// key names the document property where InitScript leaves the bridge.
 	key string
@@ -106,10 +108,11 @@ func NewEngine() *Engine {
 	var k [12]byte
 	_, _ = rand.Read(k[:])
 	return &Engine{key: "__retrace_" + hex.EncodeToString(k[:]), FrameTimeout: 3 * time.Second, WalkBudget: 4 * time.Second, AnswerGrace: 2 * time.Second,
-		docs:     map[refs.DocID]*doc{},
-		watched:  map[playwright.Page][]refs.DocID{},
-		current:  map[playwright.Frame]*doc{},
-		poisoned: map[playwright.Frame]int{}}
+		docs:      map[refs.DocID]*doc{},
+		watched:   map[playwright.Page][]refs.DocID{},
+		baselines: map[playwright.Page]*Snapshot{},
+		current:   map[playwright.Frame]*doc{},
+		poisoned:  map[playwright.Frame]int{}}
 }
 
 // Snapshot is one captured page.
@@ -148,12 +151,29 @@ func (e *Engine) CaptureBaseline(page playwright.Page, reg *refs.Registry) (*Sna
 	snap, err := e.capture(page, reg, page.MainFrame(), true, "")
 	e.mu.Lock()
 	if err == nil {
-		e.watched[page] = e.watching
+		e.watched[page], e.baselines[page] = e.watching, snap
 	} else {
 		delete(e.watched, page)
+		delete(e.baselines, page)
 	}
 	e.mu.Unlock()
 	return snap, err
+}
+
+// Baseline returns page's last baseline capture, or nil.
+func (e *Engine) Baseline(page playwright.Page) *Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.baselines[page]
+}
+
+// DropBaseline forgets page's baseline: what the agent read of it no
+// longer holds (its document changed).
+func (e *Engine) DropBaseline(page playwright.Page) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.watched, page)
+	delete(e.baselines, page)
 }
 
 // Changed reports whether page may differ from its last baseline capture:
@@ -743,6 +763,7 @@ func (e *Engine) ForgetPage(page playwright.Page) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.watched, page)
+	delete(e.baselines, page)
 	var dead []*doc
 	for id, d := range e.docs {
 		if d.frame.Page() == page {
@@ -771,6 +792,7 @@ func (e *Engine) Reset() {
 	e.current = map[playwright.Frame]*doc{}
 	e.docs = map[refs.DocID]*doc{}
 	e.watched = map[playwright.Page][]refs.DocID{}
+	e.baselines = map[playwright.Page]*Snapshot{}
 	e.poisoned = map[playwright.Frame]int{}
 	e.handed = nil // their page is closed, and with it the handles
 }

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// An action's result tells what it changed since the last snapshot, in the
+// snapshot's own lines: elements that appeared (with refs that act on the
+// right element), went, or changed, in the main document and in same- and
+// cross-origin frames; a navigation is not a change report.
+func TestChangeReports(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("changes.html")})
+	snap := c.ok("browser_snapshot", nil)
+	ref := func(text, element string) string {
+		t.Helper()
+		r := refIn(text, element)
+		if r == "" {
+			t.Fatalf("no %s in:\n%s", element, text)
+		}
+		return r
+	}
+
+	out := c.ok("browser_click", map[string]any{"ref": ref(snap, `button "Do nothing"`)})
+	mustContain(t, out, noChange)
+
+	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `button "Open details"`)})
+	mustContain(t, out, "Changes since the last snapshot", `- added in main:`, `dialog "Details"`, `- paragraph: Ships Monday`)
+	if report := out[strings.Index(out, "Changes since"):]; strings.Contains(report, "- removed") || strings.Contains(report, "Open details") {
+		t.Errorf("the report names what did not change:\n%s", out)
+	}
+	// The new button's ref acts on the new button.
+	out = c.ok("browser_click", map[string]any{"ref": ref(out, `button "Close details"`)})
+	mustContain(t, out, noChange) // its click does nothing, and it says so
+
+	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `button "Dismiss promo"`)})
+	mustContain(t, out, "- removed from main:\n  - paragraph:", `link "free shipping" [ref=`)
+
+	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `checkbox "Gift wrap"`)})
+	mustContain(t, out, `- changed: checkbox "Gift wrap" [checked]`, `(was: checkbox "Gift wrap" [ref=`)
+
+	out = c.ok("browser_type", map[string]any{"ref": ref(snap, `textbox "Note"`), "text": "ring twice"})
+	mustContain(t, out, `- changed: textbox "Note" [ref=`, `"ring twice"`)
+
+	// A route change within the document is a change, not a navigation.
+	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `button "Show items"`)})
+	mustContain(t, out, "?view=items", `- changed: paragraph: Items view (was: paragraph: Summary view)`)
+
+	// In a same-origin and a cross-origin frame.
+	for _, label := range []string{"Same", "Cross"} {
+		out = c.ok("browser_click", map[string]any{"ref": ref(snap, `button "`+label+` button"`)})
+		mustContain(t, out, "- changed: paragraph: "+label+" clicked 1 (was: paragraph: Not clicked)")
+	}
+
+	// The snapshot's option: only what changed since the last one.
+	out = c.ok("browser_snapshot", map[string]any{"changes": true})
+	mustContain(t, out, noChange)
+	// A change the page makes by itself, later.
+	out = c.ok("browser_evaluate", map[string]any{"function": "() => { setTimeout(() => document.querySelector('h1').textContent = 'Order 43', 300); return 1 }"})
+	mustContain(t, out, noChange)
+	time.Sleep(600 * time.Millisecond)
+	out = c.ok("browser_snapshot", map[string]any{"changes": true})
+	mustContain(t, out, `- changed: heading "Order 43" [level=1] (was: heading "Order 42" [level=1])`)
+
+	// A navigation reports where the tab went, not a diff; old refs are
+	// stale and the next snapshot reads the page whole.
+	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `link "Next page"`)})
+	mustContain(t, out, "Page navigated:", "/form.html")
+	if strings.Contains(out, "Changes since") || strings.Contains(out, noChange) {
+		t.Errorf("a navigation came with a change report:\n%s", out)
+	}
+	out = c.ok("browser_snapshot", map[string]any{"changes": true})
+	mustContain(t, out, "No earlier snapshot of this document", `textbox "Email"`)
+}
+
+// The report is bounded like a snapshot: a change larger than reading the
+// page says so and names the call that reads it.
+func TestChangeReportTooLarge(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("changes.html")})
+	snap := c.ok("browser_snapshot", nil)
+	c.ok("browser_evaluate", map[string]any{"function": `() => { document.querySelector('#nothing').onclick = () => {
+		document.querySelector('main').innerHTML = Array.from({length: 400}, (_, i) => '<button>New ' + i + '</button>').join('') } }`})
+	out := c.ok("browser_click", map[string]any{"ref": refIn(snap, `button "Do nothing"`)})
+	mustContain(t, out, "browser_snapshot() reads it")
+	if len(out) > 3000 {
+		t.Errorf("the report of a rewrite is %d bytes:\n%.500s", len(out), out)
+	}
+}
