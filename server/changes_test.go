@@ -49,10 +49,21 @@ func TestChangeReports(t *testing.T) {
 	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `button "Show items"`)})
 	mustContain(t, out, "?view=items", `- changed: paragraph: Items view (was: paragraph: Summary view)`)
 
-	// In a same-origin and a cross-origin frame.
+	// In a same-origin and a cross-origin frame: a change, an element that
+	// appears (its ref acts on it), and one that goes.
 	for _, label := range []string{"Same", "Cross"} {
-		out = c.ok("browser_click", map[string]any{"ref": ref(snap, `button "`+label+` button"`)})
+		button := ref(snap, `button "`+label+` button"`)
+		out = c.ok("browser_click", map[string]any{"ref": button})
 		mustContain(t, out, "- changed: paragraph: "+label+" clicked 1 (was: paragraph: Not clicked)")
+		out = c.ok("browser_evaluate", map[string]any{"ref": button, "function": `el => {
+			const b = el.ownerDocument.createElement('button');
+			b.textContent = 'Extra';
+			b.onclick = () => el.ownerDocument.getElementById('where').remove();
+			el.ownerDocument.body.append(b);
+		}`})
+		mustContain(t, out, `- added in iframe "`+label+`"`, `button "Extra" [ref=`)
+		out = c.ok("browser_click", map[string]any{"ref": ref(out, `button "Extra"`)})
+		mustContain(t, out, `- removed from iframe "`+label+`"`, "- paragraph: "+label+" frame on")
 	}
 
 	// The snapshot's option: only what changed since the last one.
