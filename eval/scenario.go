@@ -20,7 +20,8 @@ import (
 
 // Kinds are the fault kinds, in report order.
 var Kinds = []string{"rerender", "navigation", "hallucinated-ref", "frame", "overlay",
-	"late-element", "slow-navigation", "auth-expired", "dialog", "auth-recipe"}
+	"late-element", "slow-navigation", "auth-expired", "dialog", "auth-recipe",
+	"virtual-list", "shadow-rerender", "spa-route", "toast", "validation", "new-tab", "slow-search"}
 
 // Scenario is one file of testdata/eval.
 type Scenario struct {
