@@ -51,7 +51,7 @@ JSON form: browser_tabs({"action": "list"})`
 func TestAdaptersFindRefs(t *testing.T) {
 	for _, c := range []struct {
 		adapter, text, want string
-		target             Target
+		target              Target
 	}{
 		{"retrace", "- main:\n  - button \"Pay now\" [ref=e7]\n", "e7", Target{Role: "button", Name: "Pay now"}},
 		{"playwright-mcp", "- generic [ref=f2e1]:\n  - button \"Pay\" [ref=f2e4] [cursor=pointer]\n", "f2e4", Target{Role: "button", Name: "Pay"}},
