@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,11 +27,14 @@ type Step struct {
 	// Healed is set when the server recovered by itself and said so: the
 	// role was signed in again by its recipe.
 	Healed bool `json:"healed,omitempty"`
+	// Error is the start of an error's text, for reading a run afterwards.
+	Error string `json:"error,omitempty"`
 }
 
-// Agent is what a policy acts through: the MCP session, the goal as its
-// task states it, and the step budget. The harness sits behind Call: it
-// injects the fault at its moment and checks the goal after every call.
+// Agent is what a policy acts through: the MCP session with the server
+// under evaluation, the goal as its task states it, and the step budget.
+// The harness sits behind Call: it injects the fault at its moment and
+// checks the goal after every call.
 type Agent struct {
 	Goal        Goal
 	Credentials *Credentials
@@ -42,7 +45,7 @@ type Agent struct {
 	AgentRef string
 
 	ctx       context.Context
-	cs        *mcp.ClientSession
+	p         *proc
 	limit     int
 	trace     []Step
 	failedAt  int // number of calls made when the agent first met a failure; -1 before
@@ -58,32 +61,35 @@ func (a *Agent) Stopped() bool { return a.reached || len(a.trace) >= a.limit }
 // Reached reports whether the goal was reached.
 func (a *Agent) Reached() bool { return a.reached }
 
-// Call makes one tool call. After the budget is spent it makes none and
-// returns an error result.
+// Tools returns the server's tools, as its tools/list gave them.
+func (a *Agent) Tools() []*mcp.Tool { return a.p.tools }
+
+// HasTool reports whether the server has a tool of this name.
+func (a *Agent) HasTool(name string) bool { return a.p.has(name) }
+
+// SnapshotTool is the name of the server's snapshot tool.
+func (a *Agent) SnapshotTool() string { t, _ := a.p.native("browser_snapshot", nil); return t }
+
+// FindRef returns the ref of target t in text (a snapshot, a find result)
+// as the server writes its element lines, or "" when it is not there.
+// With several, the first.
+func (a *Agent) FindRef(text string, t Target) string {
+	return findRef(a.p.server.adapter.refLine, text, t)
+}
+
+// Call makes one tool call, in retrace's tool and argument names or the
+// server's own: the server's adapter maps the former. After the budget is
+// spent it makes none and returns an error result.
 func (a *Agent) Call(tool string, args map[string]any) Result {
 	if a.Stopped() {
 		return Result{Text: "stopped", IsError: true}
 	}
-	ctx, cancel := context.WithTimeout(a.ctx, 90*time.Second)
-	defer cancel()
-	res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	st := Step{Tool: tool, Args: args}
-	var r Result
-	if err != nil {
-		r = Result{Text: "protocol error: " + err.Error(), IsError: true}
-	} else {
-		r.IsError = res.IsError
-		for _, c := range res.Content {
-			if t, ok := c.(*mcp.TextContent); ok {
-				r.Text += t.Text
-			}
-		}
-		if sc, ok := res.StructuredContent.(map[string]any); ok {
-			st.Code, _ = sc["code"].(string)
-		}
-	}
-	st.IsError = r.IsError
+	r, code := a.p.call(a.ctx, tool, args)
+	st := Step{Tool: tool, Args: args, IsError: r.IsError, Code: code}
 	st.Healed = strings.Contains(r.Text, "signed in again by its sign-in recipe")
+	if r.IsError {
+		st.Error = excerpt(r.Text, 300)
+	}
 	a.trace = append(a.trace, st)
 	if r.IsError {
 		a.Failed()
@@ -105,22 +111,31 @@ func (a *Agent) Failed() {
 	}
 }
 
-// refLine matches a snapshot or find line: - role "name" [flags] [ref=eN].
-var refLine = regexp.MustCompile(`(?m)^\s*-\s+([a-z]+) "((?:[^"\\]|\\.)*)"[^\n]*?\[ref=(e\d+)\]`)
+// refLine matches a retrace snapshot or find line: - role "name" [flags] [ref=eN].
+var refLine = regexp.MustCompile(`(?m)^\s*-\s+(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"[^\n]*?\[ref=(?P<ref>e\d+)\]`)
 
-// FindRef returns the ref of target in text (a snapshot, a find result),
-// or "" when it is not there. With several, the first.
-func FindRef(text string, t Target) string {
-	for _, m := range refLine.FindAllStringSubmatch(text, -1) {
-		name, err := strconv.Unquote(`"` + m[2] + `"`)
-		if err != nil {
-			name = m[2]
-		}
-		if m[1] == t.Role && name == t.Name {
-			return m[3]
+// FindRef returns the ref of target in text written in retrace's snapshot
+// format, or "" when it is not there. With several, the first.
+func FindRef(text string, t Target) string { return findRef(refLine, text, t) }
+
+// findRef finds t in text with re, whose groups are role, name and ref.
+// Roles compare without case, as servers spell them differently.
+func findRef(re *regexp.Regexp, text string, t Target) string {
+	ri, ni, fi := re.SubexpIndex("role"), re.SubexpIndex("name"), re.SubexpIndex("ref")
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		if strings.EqualFold(m[ri], t.Role) && unquote(m[ni]) == t.Name {
+			return m[fi]
 		}
 	}
 	return ""
+}
+
+// unquote reads a name as written between double quotes.
+func unquote(s string) string {
+	if u, err := strconv.Unquote(`"` + s + `"`); err == nil {
+		return u
+	}
+	return s
 }
 
 // PlanStep is one numbered call of a recovery plan, as parsed from text.
@@ -151,4 +166,15 @@ func ParseSteps(text string) []PlanStep {
 		out = append(out, st)
 	}
 	return out
+}
+
+// excerpt returns the first n bytes of s, cut at a rune boundary.
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -49,13 +49,11 @@ type chatToolCall struct {
 }
 
 func (p *LLM) Run(a *Agent) {
-	list, err := a.cs.ListTools(a.ctx, nil)
-	if err != nil {
-		return
-	}
+	// The tools are the server's own, whichever server it is.
+	evaluate, _ := a.p.native("browser_evaluate", nil)
 	var tools []map[string]any
-	for _, t := range list.Tools {
-		if t.Name == "browser_evaluate" {
+	for _, t := range a.Tools() {
+		if t.Name == evaluate {
 			continue // the goal must be reached through the page, not scripted
 		}
 		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{
@@ -69,7 +67,7 @@ func (p *LLM) Run(a *Agent) {
 		}
 		steps = append(steps, "press the "+c.String())
 	}
-	task := fmt.Sprintf("Open %s, then %s. Use the browser tools; refs come from browser_snapshot.", a.StartURL, strings.Join(steps, ", then "))
+	task := fmt.Sprintf("Open %s, then %s. Use the browser tools; element references come from %s.", a.StartURL, strings.Join(steps, ", then "), a.SnapshotTool())
 	if a.Credentials != nil {
 		task += fmt.Sprintf(" If asked to sign in, use user %q and password %q.", a.Credentials.User, a.Credentials.Password)
 	}

@@ -68,8 +68,7 @@ func TestLLMPolicyTalksChatCompletions(t *testing.T) {
 	}
 	runs, err := Evaluate(context.Background(), Options{Scenarios: []Scenario{sc},
 		Policies: []Policy{NewLLM(LLMOptions{URL: api.URL + "/v1", Model: "scripted", KeyEnv: "RETRACE_TEST_LLM_KEY"})},
-		Styles:   []llmerr.Style{llmerr.StyleRecovery}, K: 1, ActionTimeout: defaultActionTimeout, NavigationTimeout: defaultNavigationTimeout},
-		browsers, fx)
+		Servers:  []*Server{retrace}, Styles: []llmerr.Style{llmerr.StyleRecovery}, K: 1}, fx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,14 +79,13 @@ func TestPackRuns(t *testing.T) {
 	defer pfx.Close()
 	var log strings.Builder
 	runs, err := Evaluate(context.Background(), Options{Scenarios: p.Scenarios, Policies: []Policy{Reader{}},
-		Styles: []llmerr.Style{llmerr.StyleRecovery}, K: 1, ActionTimeout: defaultActionTimeout,
-		NavigationTimeout: defaultNavigationTimeout, Progress: &log}, browsers, pfx)
+		Servers: []*Server{retrace}, Styles: []llmerr.Style{llmerr.StyleRecovery}, K: 1, Progress: &log}, pfx)
 	t.Log("\n" + log.String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	if err := Write(out, NewReport(runs, 1, len(p.Scenarios), "retrace eval --scenarios "+dir)); err != nil {
+	if err := Write(out, NewReport(runs, []*Server{retrace}, 1, len(p.Scenarios), "retrace eval --scenarios "+dir)); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))

@@ -33,14 +33,14 @@ func (Naive) Run(a *Agent) {
 		return
 	}
 	for i, t := range a.Goal.Clicks {
-		ref := FindRef(snap.Text, t)
+		ref := a.FindRef(snap.Text, t)
 		if i == 0 && a.AgentRef != "" {
 			ref = a.AgentRef
 		}
 		if ref == "" {
 			a.Failed()
 			r, ok := try("browser_find", map[string]any{"role": t.Role, "name": t.Name})
-			if ref = FindRef(r.Text, t); !ok || ref == "" {
+			if ref = a.FindRef(r.Text, t); !ok || ref == "" {
 				return
 			}
 		}
@@ -88,7 +88,7 @@ func (Reader) Run(a *Agent) {
 	}
 	for i := range a.Goal.Clicks {
 		t := a.Goal.Clicks[i]
-		ref := FindRef(p.latest, t)
+		ref := a.FindRef(p.latest, t)
 		if i == 0 && a.AgentRef != "" {
 			ref = a.AgentRef
 		}
@@ -162,7 +162,7 @@ func (p *reader) recover(in intent, r Result) bool {
 		// The plan did not redo the call: redo it, on the target as a new
 		// snapshot shows it (the same ref when the plan read none).
 		if in.target != nil && p.gen != gen {
-			ref := FindRef(p.latest, *in.target)
+			ref := p.a.FindRef(p.latest, *in.target)
 			if ref == "" {
 				if ref = p.locate(*in.target); ref == "" {
 					return false
@@ -247,9 +247,9 @@ func signInAsked(why string) bool {
 // signIn fills the sign-in form of the newest snapshot with the task's
 // credentials, submits it, and reads the page it lands on.
 func (p *reader) signIn() {
-	user := FindRef(p.latest, Target{Role: "textbox", Name: "User"})
-	pass := FindRef(p.latest, Target{Role: "textbox", Name: "Password"})
-	submit := FindRef(p.latest, Target{Role: "button", Name: "Sign in"})
+	user := p.a.FindRef(p.latest, Target{Role: "textbox", Name: "User"})
+	pass := p.a.FindRef(p.latest, Target{Role: "textbox", Name: "Password"})
+	submit := p.a.FindRef(p.latest, Target{Role: "button", Name: "Sign in"})
 	if user == "" || pass == "" || submit == "" {
 		return
 	}
@@ -265,7 +265,7 @@ func (p *reader) locate(t Target) string {
 	p.a.Failed()
 	r := p.a.Call("browser_find", map[string]any{"role": t.Role, "name": t.Name})
 	for round := 0; round < 4 && !p.a.Stopped(); round++ {
-		if ref := FindRef(r.Text, t); ref != "" {
+		if ref := p.a.FindRef(r.Text, t); ref != "" {
 			return ref
 		}
 		steps := ParseSteps(r.Text)
@@ -276,7 +276,7 @@ func (p *reader) locate(t Target) string {
 		for _, st := range steps {
 			s := p.a.Call(st.Tool, st.Args)
 			p.read(st.Tool, s)
-			if ref := FindRef(s.Text, t); ref != "" {
+			if ref := p.a.FindRef(s.Text, t); ref != "" {
 				return ref
 			}
 			if s.IsError {

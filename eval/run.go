@@ -5,36 +5,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/fixture"
 	"github.com/retrace-dev/retrace/llmerr"
-	"github.com/retrace-dev/retrace/roles"
-	"github.com/retrace-dev/retrace/server"
 )
 
 // Options configure an evaluation.
 type Options struct {
 	Scenarios []Scenario
 	Policies  []Policy
-	Styles    []llmerr.Style
-	// K is how many times each scenario runs per policy and style, each
-	// with its own timing (fault delay, page variant).
+	// Servers are the MCP servers evaluated, each probed (Server.Probe)
+	// before Evaluate.
+	Servers []*Server
+	// Styles are the error styles a server that renders retrace's styles
+	// runs with, one process per style; other servers run once, as they are.
+	Styles []llmerr.Style
+	// K is how many times each scenario runs per server, policy and style,
+	// each with its own timing (fault delay, page variant).
 	K int
-	// ActionTimeout and NavigationTimeout are the server's; short, so the
-	// faults that wait for a timeout do not make the run long.
+	// ActionTimeout and NavigationTimeout are given to servers that take
+	// retrace's flags; short, so the faults that wait for a timeout do not
+	// make the run long. Other servers take theirs in their command.
 	ActionTimeout     time.Duration
 	NavigationTimeout time.Duration
-	// Parallel is how many runs go at once, each with its own MCP session,
-	// browser context and origins (0 or less: one).
+	// Parallel is how many runs go at once, each with its own server
+	// process, browser context and origins (0 or less: one).
 	Parallel int
 	// Progress, when set, gets one line per run, as runs finish.
 	Progress io.Writer
@@ -44,10 +46,13 @@ type Options struct {
 type Run struct {
 	Scenario string `json:"scenario"`
 	Kind     string `json:"kind"`
+	Server   string `json:"server"`
 	Policy   string `json:"policy"`
-	Style    string `json:"style"`
-	Rep      int    `json:"rep"`
-	Reached  bool   `json:"reached"`
+	// Style is the error style of a server that renders retrace's styles,
+	// "native" for any other.
+	Style   string `json:"style"`
+	Rep     int    `json:"rep"`
+	Reached bool   `json:"reached"`
 	// Failed is whether the agent met a failure at all (an error, or a
 	// target missing from the page).
 	Failed bool `json:"failed"`
@@ -60,27 +65,65 @@ type Run struct {
 	Ms         int64    `json:"ms"`
 }
 
-// Evaluate runs every scenario with every policy and style, K times, against
-// retrace on browsers (one Chromium, a fresh context per run) and the
-// fixture fx, Parallel runs at a time. The runs come back in the order of
-// the loops (scenario, policy, style, repetition), whatever order they
+// NativeStyle is the Style of runs on a server that has no error styles
+// of retrace's.
+const NativeStyle = "native"
+
+// variant is one way of starting a server: with an error style, or as it is.
+type variant struct {
+	server *Server
+	style  string
+}
+
+// args are the flags a variant's process starts with, beyond its command.
+func (v variant) args(o Options) []string {
+	if !v.server.Styled() {
+		return nil
+	}
+	return []string{"--error-style", v.style,
+		"--timeout-action", strconv.FormatInt(o.ActionTimeout.Milliseconds(), 10),
+		"--timeout-navigation", strconv.FormatInt(o.NavigationTimeout.Milliseconds(), 10)}
+}
+
+// Evaluate runs every scenario on every server, with every policy and
+// style, K times, against the fixture fx, Parallel runs at a time. Each
+// worker keeps one process of each server variant and resets its browser
+// between runs (browser_close); a scenario with a role runs, on a server
+// that takes retrace's roles, in a process of its own started with the
+// role's configuration. The runs come back in the order of the loops
+// (scenario, server, policy, style, repetition), whatever order they
 // finish in; on an error, those that finished, in that order.
-func Evaluate(ctx context.Context, o Options, browsers *browser.Manager, fx *fixture.Server) ([]Run, error) {
+func Evaluate(ctx context.Context, o Options, fx *fixture.Server) ([]Run, error) {
 	if o.K <= 0 {
 		o.K = 1
 	}
+	if o.ActionTimeout <= 0 {
+		o.ActionTimeout = defaultActionTimeout
+	}
+	if o.NavigationTimeout <= 0 {
+		o.NavigationTimeout = defaultNavigationTimeout
+	}
 	type job struct {
-		sc    Scenario
-		pol   Policy
-		style llmerr.Style
-		rep   int
+		sc  Scenario
+		v   variant
+		pol Policy
+		rep int
 	}
 	var jobs []job
 	for _, sc := range o.Scenarios {
-		for _, pol := range o.Policies {
-			for _, style := range o.Styles {
-				for rep := range o.K {
-					jobs = append(jobs, job{sc, pol, style, rep})
+		for _, srv := range o.Servers {
+			vs := []variant{{srv, NativeStyle}}
+			if srv.Styled() {
+				vs = vs[:0]
+				for _, st := range o.Styles {
+					vs = append(vs, variant{srv, string(st)})
+				}
+			}
+			for _, pol := range o.Policies {
+				for _, v := range vs {
+					for rep := range o.K {
+						jobs = append(jobs, job{sc, v, pol, rep})
+					}
 				}
 			}
 		}
@@ -98,14 +141,16 @@ func Evaluate(ctx context.Context, o Options, browsers *browser.Manager, fx *fix
 	)
 	for range min(max(o.Parallel, 1), len(jobs)) {
 		wg.Go(func() {
+			w := &worker{o: o, procs: map[variant]*proc{}}
+			defer w.close()
 			for i := range next {
 				j := jobs[i]
-				r, err := runOnce(ctx, o, browsers, events, j.sc, j.pol, j.style, j.rep)
+				r, err := w.run(ctx, events, j.sc, j.v, j.pol, j.rep)
 				mu.Lock()
 				switch {
 				case err != nil:
 					if firstErr == nil {
-						firstErr = fmt.Errorf("%s (%s, %s): %w", j.sc.Name, j.pol.Name(), j.style, err)
+						firstErr = fmt.Errorf("%s (%s, %s, %s): %w", j.sc.Name, j.v.server.Name, j.pol.Name(), j.v.style, err)
 						cancel()
 					}
 				default:
@@ -115,8 +160,8 @@ func Evaluate(ctx context.Context, o Options, browsers *browser.Manager, fx *fix
 						if r.Reached {
 							mark = "ok"
 						}
-						fmt.Fprintf(o.Progress, "%-4s %-24s %-7s %-8s rep %d: %d calls (%d extra) %v\n",
-							mark, j.sc.Name, j.pol.Name(), j.style, j.rep, r.Calls, r.ExtraCalls, r.Codes)
+						fmt.Fprintf(o.Progress, "%-4s %-24s %-15s %-7s %-8s rep %d: %d calls (%d extra) %v\n",
+							mark, j.sc.Name, j.v.server.Name, j.pol.Name(), j.v.style, j.rep, r.Calls, r.ExtraCalls, r.Codes)
 					}
 				}
 				mu.Unlock()
@@ -151,7 +196,40 @@ feed:
 	return out, nil
 }
 
-func runOnce(ctx context.Context, o Options, browsers *browser.Manager, events *eventLog, sc Scenario, pol Policy, style llmerr.Style, rep int) (Run, error) {
+// worker runs jobs one at a time, keeping a process per server variant.
+type worker struct {
+	o     Options
+	procs map[variant]*proc
+}
+
+func (w *worker) close() {
+	for _, p := range w.procs {
+		p.Close()
+	}
+}
+
+// session returns a process of v whose browser starts afresh: the
+// worker's own, reset, or a new one when it has none or it died.
+func (w *worker) session(ctx context.Context, v variant) (*proc, error) {
+	if p, ok := w.procs[v]; ok {
+		if !p.has("browser_close") {
+			return p, nil
+		}
+		if r, _ := p.call(ctx, "browser_close", nil); !strings.HasPrefix(r.Text, "protocol error") {
+			return p, nil
+		}
+		p.Close()
+		delete(w.procs, v)
+	}
+	p, err := v.server.start(ctx, v.args(w.o), nil)
+	if err != nil {
+		return nil, err
+	}
+	w.procs[v] = p
+	return p, nil
+}
+
+func (w *worker) run(ctx context.Context, events *eventLog, sc Scenario, v variant, pol Policy, rep int) (Run, error) {
 	start := time.Now()
 	// The run's own origins: its events and slow first loads are its own.
 	site, err := newFront(events)
@@ -159,54 +237,51 @@ func runOnce(ctx context.Context, o Options, browsers *browser.Manager, events *
 		return Run{}, err
 	}
 	defer site.Close()
-	cfg := server.Config{ErrorStyle: style, ActionTimeout: o.ActionTimeout, NavigationTimeout: o.NavigationTimeout,
-		Logger: slog.New(slog.DiscardHandler)}
-	if sc.Role != "" {
-		rc, cleanup, err := roleConfig(events.fx, site.URL, sc)
+	var p *proc
+	roleRun := sc.Role != "" && v.server.adapter.Roles
+	if roleRun {
+		conf, env, cleanup, err := roleConfig(events.fx, site.URL, sc)
 		if err != nil {
 			return Run{}, err
 		}
 		defer cleanup()
-		cfg.Roles = rc
-	}
-	srv := server.New(cfg, browsers)
-	defer srv.Close()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		return Run{}, err
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "retrace-eval", Version: server.Version}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		return Run{}, err
-	}
-	defer cs.Close()
-	harness := func(tool string, args map[string]any) (*mcp.CallToolResult, error) {
-		return cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	}
-	if sc.Role != "" {
-		if _, err := harness("select_role", map[string]any{"role": sc.Role}); err != nil {
+		if p, err = v.server.start(ctx, append(v.args(w.o), "--config", conf), env); err != nil {
 			return Run{}, err
+		}
+		defer p.Close()
+		if r, _ := p.call(ctx, "select_role", map[string]any{"role": sc.Role}); r.IsError {
+			return Run{}, fmt.Errorf("select_role: %s", r.Text)
+		}
+	} else {
+		if p, err = w.session(ctx, v); err != nil {
+			return Run{}, err
+		}
+		if sc.Role != "" {
+			// A server without roles is signed in as a storage-state file
+			// would sign it in: the session cookie, set before the task.
+			if err := signInByCookie(ctx, p, events.fx, site.URL, sc); err != nil {
+				return Run{}, err
+			}
 		}
 	}
 	a := &Agent{Goal: sc.Goal, Credentials: sc.Credentials, StartURL: site.URL + sc.variant(rep),
-		AgentRef: sc.Fault.AgentRef, ctx: ctx, cs: cs, limit: sc.Steps, failedAt: -1,
+		AgentRef: sc.Fault.AgentRef, ctx: ctx, p: p, limit: sc.Steps, failedAt: -1,
 		done: func() bool { return slices.Contains(site.Events(), sc.Goal.Event) }}
 	faulted := sc.Fault.Script == ""
+	snapshotTool, _ := p.native("browser_snapshot", nil)
 	a.afterCall = func(tool string, r Result) {
-		if faulted || tool != "browser_snapshot" || r.IsError {
+		if t, _ := p.native(tool, nil); faulted || t != snapshotTool || r.IsError {
 			return
 		}
 		faulted = true
 		time.Sleep(time.Duration(sc.Fault.delay(rep)) * time.Millisecond)
-		// The fault goes through the same server, on a call the agent
+		// The fault goes through the same session, on a call the agent
 		// never sees.
-		_, _ = harness("browser_evaluate", map[string]any{"function": sc.Fault.Script})
+		p.call(ctx, "browser_evaluate", map[string]any{"function": sc.Fault.Script})
 		time.Sleep(time.Duration(sc.Fault.SettleMs) * time.Millisecond)
 	}
 	pol.Run(a)
-	r := Run{Scenario: sc.Name, Kind: sc.Kind, Policy: pol.Name(), Style: string(style), Rep: rep,
+	r := Run{Scenario: sc.Name, Kind: sc.Kind, Server: v.server.Name, Policy: pol.Name(), Style: v.style, Rep: rep,
 		Reached: a.reached, Failed: a.failedAt >= 0, Calls: len(a.trace), Trace: a.trace,
 		Ms: time.Since(start).Milliseconds()}
 	// A fault the server healed by itself was met all the same.
@@ -221,13 +296,32 @@ func runOnce(ctx context.Context, o Options, browsers *browser.Manager, events *
 	return r, nil
 }
 
+// signInByCookie gives the browser of p the scenario user's fixture
+// session (revoked first when the scenario says so), on origin base.
+func signInByCookie(ctx context.Context, p *proc, fx *fixture.Server, base string, sc Scenario) error {
+	token := fx.NewSession(sc.Credentials.User)
+	if sc.Revoked {
+		fx.EndSession(token)
+	}
+	if r, _ := p.call(ctx, "browser_navigate", map[string]any{"url": base + "/eval/_paid.js"}); r.IsError {
+		return fmt.Errorf("signing in by cookie: navigate: %s", r.Text)
+	}
+	script := fmt.Sprintf("() => { document.cookie = %q; return document.cookie.length > 0 }", "session="+token+"; path=/")
+	if r, _ := p.call(ctx, "browser_evaluate", map[string]any{"function": script}); r.IsError {
+		return fmt.Errorf("signing in by cookie: %s", r.Text)
+	}
+	return nil
+}
+
 // roleConfig signs the scenario's user in on the fixture, writes the
 // session to an auth file (revoking it first when the scenario says so),
-// and returns a config with the role requiring it, on the origin base.
-func roleConfig(fx *fixture.Server, base string, sc Scenario) (*roles.Config, func(), error) {
+// and returns the path of a config file with the role requiring it, on the
+// origin base, and the environment the server needs for it: a sign-in
+// recipe reads the credentials from variables the config names.
+func roleConfig(fx *fixture.Server, base string, sc Scenario) (string, []string, func(), error) {
 	dir, err := os.MkdirTemp("", "retrace-eval-")
 	if err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	cleanup := func() { os.RemoveAll(dir) }
 	token := fx.NewSession(sc.Credentials.User)
@@ -244,7 +338,7 @@ func roleConfig(fx *fixture.Server, base string, sc Scenario) (*roles.Config, fu
 	auth := filepath.Join(dir, sc.Role+".json")
 	if err := os.WriteFile(auth, data, 0o600); err != nil {
 		cleanup()
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	role := map[string]any{
 		"authFile": auth, "authRequired": true, "defaultUrl": base + sc.Start,
@@ -265,18 +359,12 @@ func roleConfig(fx *fixture.Server, base string, sc Scenario) (*roles.Config, fu
 	path := filepath.Join(dir, "retrace.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		cleanup()
-		return nil, nil, err
+		return "", nil, nil, err
 	}
-	rc, err := roles.Load(path)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	// The recipe's values come from this run's task, not from the
-	// process's environment.
-	env := map[string]string{"EVAL_USER": sc.Credentials.User, "EVAL_PASSWORD": sc.Credentials.Password}
-	rc.LookupEnv = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
-	return rc, cleanup, nil
+	// The recipe's values come from this run's task, through the server
+	// process's environment, as a user's would.
+	env := []string{"EVAL_USER=" + sc.Credentials.User, "EVAL_PASSWORD=" + sc.Credentials.Password}
+	return path, env, cleanup, nil
 }
 
 // The server timeouts of an evaluation, unless set.
