@@ -88,7 +88,8 @@ func (v variant) args(o Options) []string {
 // Evaluate runs every scenario on every server, with every policy and
 // style, K times, against the fixture fx, Parallel runs at a time. Each
 // worker keeps one process of each server variant and resets its browser
-// between runs (browser_close); a scenario with a role runs, on a server
+// between runs (browser_close, or a new process for a server without
+// one); a scenario with a role runs, on a server
 // that takes retrace's roles, in a process of its own started with the
 // role's configuration. The runs come back in the order of the loops
 // (scenario, server, policy, style, repetition), whatever order they
@@ -212,11 +213,12 @@ func (w *worker) close() {
 // worker's own, reset, or a new one when it has none or it died.
 func (w *worker) session(ctx context.Context, v variant) (*proc, error) {
 	if p, ok := w.procs[v]; ok {
-		if !p.has("browser_close") {
-			return p, nil
-		}
-		if r, _ := p.call(ctx, "browser_close", nil); !strings.HasPrefix(r.Text, "protocol error") {
-			return p, nil
+		// A server with no tool to close its browser starts afresh only
+		// as a new process.
+		if close, _ := p.native("browser_close", nil); p.has(close) {
+			if r, _ := p.call(ctx, "browser_close", nil); !strings.HasPrefix(r.Text, "protocol error") {
+				return p, nil
+			}
 		}
 		p.Close()
 		delete(w.procs, v)
