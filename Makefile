@@ -108,3 +108,22 @@ bench-load: setup
 EVAL_OUT ?= eval-out
 eval: setup
 	bin/retrace eval --out $(EVAL_OUT)
+
+# The same scenarios on retrace, playwright-mcp and chrome-devtools-mcp side
+# by side (docs/eval.md, "Other servers"). The peers are installed from npm at
+# pinned releases into PEERS on first use. Not part of make test.
+PEERS      ?= $(HOME)/.cache/retrace/peers
+PW_MCP     := 0.0.83
+CDT_MCP    := 1.11.0
+CHROMIUM   := $(shell command -v chromium || command -v chromium-browser)
+PW_MCP_CLI := $(PEERS)/playwright-mcp-$(PW_MCP)/node_modules/@playwright/mcp/cli.js
+CDT_CLI    := $(PEERS)/chrome-devtools-mcp-$(CDT_MCP)/node_modules/chrome-devtools-mcp/build/src/bin/chrome-devtools-mcp.js
+EVAL_COMPARE_FLAGS ?= --policies generic,reader
+.PHONY: eval-compare
+eval-compare: setup
+	@[ -f $(PW_MCP_CLI) ] || npm install --silent --no-audit --no-fund --prefix $(PEERS)/playwright-mcp-$(PW_MCP) @playwright/mcp@$(PW_MCP)
+	@[ -f $(CDT_CLI) ] || npm install --silent --no-audit --no-fund --prefix $(PEERS)/chrome-devtools-mcp-$(CDT_MCP) chrome-devtools-mcp@$(CDT_MCP)
+	bin/retrace eval --out $(EVAL_OUT) $(EVAL_COMPARE_FLAGS) \
+		--server retrace=bin/retrace \
+		--server playwright-mcp="node $(PW_MCP_CLI) --headless --isolated --no-sandbox --executable-path $(CHROMIUM) --timeout-action 1500 --timeout-navigation 2000" \
+		--server chrome-devtools-mcp="node $(CDT_CLI) --headless --isolated --no-page-id-routing --no-usage-statistics --no-performance-crux --executablePath $(CHROMIUM) --chromeArg=--no-sandbox"
