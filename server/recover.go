@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -162,10 +163,28 @@ func (c *call) resolve(r *role, ref string, again func(ref string) llmerr.Action
 			err = llmerr.Classify(re.err, llmerr.Situation{Tool: c.tool, Ref: ref, Element: re.rec.Element(), URL: re.rec.URL,
 				Timeout: c.srv.cfg.ActionTimeout})
 		}
-		return nil, r.withCandidates(err, again)
+		return nil, c.routeChanged(r.withCandidates(err, again))
 	}
 	t.again = again
 	return t, nil
+}
+
+// routeChanged gives a stale-ref error whose element went with a view the
+// page's own route change replaced, and that the new view does not have,
+// the way back: the address the ref was read on, then its refs.
+func (c *call) routeChanged(err error) error {
+	e, ok := llmerr.As(err)
+	if !ok || e.Code != llmerr.StaleRef || e.Details["routeChange"] != true || e.Note != "" || e.Element == nil {
+		// Not a route change, or the new view has the element (the plan
+		// names it).
+		return err
+	}
+	e.Actions = []llmerr.Action{
+		c.loadAgain(e.URL, "open the view the ref was read on again"),
+		llmerr.Call("browser_snapshot", "find the "+e.Element.String()+" there and use its new ref"),
+	}
+	e.Note = "The page moved to another view by itself; the element is not in the view it shows now. browser_navigate_back() also returns there when the route change added a history entry."
+	return e
 }
 
 // withCandidates adds to a stale-ref error where the element is now: when
@@ -287,8 +306,11 @@ func (r *role) explainCover(e *llmerr.Error, t *target) {
 		what += " id=\"" + cov.ID + "\""
 	}
 	what += ">"
-	if cov.Role != "" && cov.Role != "generic" {
+	switch {
+	case cov.Role != "" && cov.Role != "generic" && cov.Name != "":
 		what += fmt.Sprintf(" (%s %q)", cov.Role, cov.Name)
+	case cov.Role != "" && cov.Role != "generic":
+		what += " (" + cov.Role + ")"
 	}
 	e.Cause = "another element covers it: " + what
 	if e.Details == nil {
@@ -305,6 +327,10 @@ func (r *role) explainCover(e *llmerr.Error, t *target) {
 			}
 			return
 		}
+	}
+	if cov.Live {
+		r.explainNotice(e, t, cov, what, retry)
+		return
 	}
 	e.Actions = []llmerr.Action{llmerr.Call("browser_snapshot", "find how to close "+what), retry}
 }
@@ -373,4 +399,40 @@ func mainFrameError(en failurelog.Entry, url string, err error) *llmerr.Error {
 		err = fmt.Errorf("the main document could not be read: %s", en.Detail)
 	}
 	return llmerr.Classify(err, llmerr.Situation{URL: url})
+}
+
+// noticeWait bounds how long the diagnosis of a failed action waits for a
+// notice over its element to go by itself.
+const noticeWait = 3 * time.Second
+
+// explainNotice is explainCover for a notice (a toast, a snackbar: a live
+// region) with no close control: it goes by itself, so the diagnosis
+// waits for it, boundedly. Gone, the plan is the action again; still
+// there, a wait for its text to go, then the action.
+func (r *role) explainNotice(e *llmerr.Error, t *target, cov *snapshot.Cover, what string, retry llmerr.Action) {
+	if cov.Text != "" {
+		what += fmt.Sprintf(" saying %q", cov.Text)
+	}
+	start := time.Now()
+	gone := pollUntil(context.Background(), start.Add(noticeWait), func() bool {
+		c, err := r.eng.Cover(t.rec)
+		return err == nil && (c == nil || !c.Live || c.Text != cov.Text)
+	})
+	e.Details["notice"] = cov.Text
+	if len(cov.Refs) > 0 {
+		// Undo, View cart: they act on what the notice announces.
+		e.Note = "The notice's own buttons act on what it announces; they do not close it."
+	}
+	if gone {
+		e.Cause = fmt.Sprintf("a notice covered it: %s; it went by itself %s later", what, time.Since(start).Round(100*time.Millisecond))
+		retry.Why = "the notice has gone: do it again"
+		e.Actions = []llmerr.Action{retry}
+		return
+	}
+	e.Cause = "a notice covers it: " + what + "; it goes by itself"
+	wait := llmerr.Call("browser_wait_for", "wait until the notice has gone", llmerr.A("textGone", cov.Text))
+	if cov.Text == "" {
+		wait = llmerr.Call("browser_wait_for", "give the notice time to go", llmerr.A("time", 2))
+	}
+	e.Actions = []llmerr.Action{wait, retry}
 }

@@ -137,11 +137,7 @@ func (s *Server) pressKey(ctx context.Context, c *call, in pressArgs) (*response
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "for example", llmerr.A("key", "Enter"))}}
 	}
 	return s.run(ctx, c, op{retry: c.step(llmerr.A("key", key)), do: func(a *acting) error {
-		if err := a.within(func() error { return a.tab.Page.Keyboard().Press(key) }); err != nil {
-			return err
-		}
-		a.res.addDid("Pressed %s.", key)
-		return nil
+		return a.pressScrolling(key)
 	}})
 }
 

@@ -30,7 +30,7 @@ type findArgs struct {
 
 func (s *Server) addSnapshotTools() {
 	addTool(s, def("browser_snapshot", "Page snapshot", readOnly, "The page as a compact accessibility tree, iframes inline; elements you can act on carry refs (e12). Large pages are cut, saying how to read on."), s.snapshot)
-	addTool(s, def("browser_find", "Find elements", readOnly, "Find elements by text, role or name without reading the whole tree: each match with its ref and container."), s.find)
+	addTool(s, def("browser_find", "Find elements", readOnly, "Find elements by text, role or name without reading the whole tree: each match with its ref and container. Scrolls lists that render only the rows in view until a match appears."), s.find)
 }
 
 func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*response, error) {
@@ -125,11 +125,26 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*response, err
 	if err != nil {
 		return nil, err
 	}
-	matches, total := snap.Find(snapshot.Query{Text: in.Text, Role: in.Role, Name: in.Name}, limit)
+	q := snapshot.Query{Text: in.Text, Role: in.Role, Name: in.Name}
+	matches, total := snap.Find(q, limit)
 	res := &response{}
 	what := describeQuery(in)
+	var searched []string
+	if total == 0 {
+		// Not in the DOM may mean not rendered yet: a list that renders
+		// only the rows in view is scrolled for it.
+		var found *scrolledFind
+		if found, searched = r.scrollFind(ctx, tab, q); found != nil {
+			snap = found.snap
+			matches, total = snap.Find(q, limit)
+			res.addDid("Scrolled %s %s until it appeared: the page renders only the part of it in view. It stays scrolled there, so the refs below work.", found.where, scrolledBy(found.by))
+		}
+	}
 	if total == 0 {
 		res.addDid("No element matches %s on %s.", what, snap.URL)
+		if len(searched) > 0 {
+			res.addDid("It is not in %s either, scrolled from its top down (it renders only the part in view).", strings.Join(searched, " or "))
+		}
 		// What to try, as calls: the page may still be loading it, or
 		// call it something else.
 		steps := []string{"If it should be there:"}

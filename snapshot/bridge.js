@@ -1473,6 +1473,20 @@
     }
   }
 
+  const innerTextOf = getterOf(HTMLElementP, 'innerText');
+  // The first non-empty line of what el shows.
+  function coverText(el) {
+    let t = '';
+    try { t = innerTextOf ? innerTextOf(el) : ''; } catch (e) { return ''; }
+    let line = '';
+    for (let i = 0; i < t.length; i++) {
+      const ch = t[i];
+      if (ch === '\n') { if (strTrim(line) !== '') break; line = ''; continue; }
+      line += ch;
+    }
+    return strTrim(line);
+  }
+
   // What covers the element of ref at its centre: the outermost element on
   // top that does not contain it (an overlay, a modal, a banner), with the
   // refs of what inside it can be acted on, so an error can name the way
@@ -1492,6 +1506,16 @@
       if (nodeType(k) === 1) { const kd = describeEl(k); if (kd.role !== 'generic') d = kd; }
     }
     out.role = d.role; out.name = d.name;
+    // A notice (a toast, a snackbar) is a live region: it goes by itself.
+    // Its first line of text is what a wait for it to go can watch.
+    const isLive = (n) => { const l = getAttr(n, 'aria-live'); const r = getAttr(n, 'role');
+      return (l !== null && l !== 'off') || r === 'status' || r === 'alert' || r === 'log' || r === 'timer'; };
+    out.live = isLive(c);
+    for (let k = firstChild(c); k && !out.live; k = nextSibling(k)) if (nodeType(k) === 1 && isLive(k)) out.live = true;
+    if (out.live) {
+      const t = coverText(c);
+      out.text = t ? cap(t, 80) : '';
+    }
     const walk = (n) => {
       for (let k = firstChild(n); k; k = nextSibling(k)) {
         if (nodeType(k) !== 1) continue;

@@ -853,6 +853,14 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 	le.Actions = []llmerr.Action{
 		llmerr.Call("browser_snapshot", fmt.Sprintf("find the %s again and use its new ref", rec.Element())),
 	}
+	if now := d.frame.URL(); now != rec.URL && rec.URL != "" {
+		// Same document, another address: the page's own script changed
+		// its route (history.pushState, a hash change) and swapped the view.
+		le.URLAfter = now
+		le.Cause = fmt.Sprintf("the page changed its view after snapshot %d: its address went from %s to %s without loading a new document (a route change of the page's own script), and the %s left the DOM with the old view",
+			rec.Snapshot, rec.URL, now, rec.Element())
+		le.Details = map[string]any{"routeChange": true}
+	}
 	return nil, &le
 }
 
@@ -875,6 +883,10 @@ type Cover struct {
 	ID   string `json:"id"`
 	Role string `json:"role"`
 	Name string `json:"name"`
+	// Live is set for a live region (a toast, a snackbar): it goes by
+	// itself. Text is its first line of text then.
+	Live bool   `json:"live"`
+	Text string `json:"text"`
 	Refs []struct {
 		Ref  string `json:"ref"`
 		Role string `json:"role"`
