@@ -183,7 +183,7 @@ func (c *call) routeChanged(err error) error {
 		c.loadAgain(e.URL, "open the view the ref was read on again"),
 		llmerr.Call("browser_snapshot", "find the "+e.Element.String()+" there and use its new ref"),
 	}
-	e.Note = "The page moved to another view by itself; the element is not in the view it shows now. browser_navigate_back() also returns there when the route change added a history entry."
+	e.Note = "The page moved to another view by itself; the element is not in the view it shows now. Going back in the tab's history with browser_navigate_back also returns there when the route change added a history entry, keeping what the page holds in memory."
 	return e
 }
 

@@ -125,6 +125,11 @@ func TestStaleRefAfterRouteChange(t *testing.T) {
 	c.checkPlan("browser_click", r)
 	mustContain(t, r.Text, "the page changed its view", "without loading a new document", "?tab=messages&ticket=T-88",
 		`1. browser_navigate(url="`+start+`")`, "2. browser_snapshot()")
+	// An agent that makes every call the text names must not go back past
+	// the view after loading it.
+	if strings.Contains(r.Text, "browser_navigate_back(") {
+		t.Errorf("the text names a call beyond the plan:\n%s", r.Text)
+	}
 	c.follow(r)
 	snap = c.ok("browser_snapshot", nil)
 	c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Pay"`)})
