@@ -19,7 +19,7 @@ import (
 //     times, reading the page after each. It waits a second before each of
 //     these re-reads, as a model's turn takes at least that long.
 //   - An error: it follows the explicit tool calls the error text names, in
-//     order (one of the intended tool is its retry); with none, it retries
+//     order (the last of the intended tool is its retry); with none, it retries
 //     the same call once; then it reads the page, signs in if it shows a
 //     sign-in form, finds its target again by role and name and redoes
 //     the call. At most 4 such rounds per call.
@@ -182,11 +182,18 @@ func (g *generic) recover(in intent, r Result) bool {
 	return false
 }
 
-// follow makes the calls in order. One of the intended tool is the retry:
-// it reports whether that succeeded. A failing call hands its error back.
+// follow makes the calls in order. The last one of the intended tool is
+// the retry: it reports whether that succeeded. A failing call hands its
+// error back.
 func (g *generic) follow(calls []PlanStep, intended string) (bool, *Result) {
 	native, _ := g.a.p.native(intended, nil)
-	for _, c := range calls {
+	last := -1
+	for i, c := range calls {
+		if c.Tool == native {
+			last = i
+		}
+	}
+	for i, c := range calls {
 		if g.a.Stopped() {
 			return false, nil
 		}
@@ -194,7 +201,7 @@ func (g *generic) follow(calls []PlanStep, intended string) (bool, *Result) {
 		if r.IsError {
 			return false, &r
 		}
-		if c.Tool == native {
+		if i == last {
 			return true, nil
 		}
 	}

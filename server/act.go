@@ -528,6 +528,9 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 		res.loading = tab.Pending(mark)
 	}
 	a.reportChanges(a.landed != nil)
+	if a.landed == nil && !moved && !settled.Navigated {
+		a.reportInvalid()
+	}
 	if a.landed != nil || moved {
 		if handled, err := a.signInOnLanding(o, before, after.url); handled {
 			// Signed in again by the role's recipe; the call ended on the

@@ -40,6 +40,9 @@ type response struct {
 	// changes is what the action did to the page since the agent last read
 	// it whole (changes.go).
 	changes string
+	// invalid names the fields a form refused after a submit, and the
+	// calls that fix them (formcheck.go).
+	invalid []string
 	// hint is the next step, dropped when the snapshot is included.
 	hint string
 	// snapshot is the page tree, when the call asked for it; noSnapshot
@@ -160,6 +163,9 @@ func (r *response) text() string {
 		line(l)
 	}
 	line(r.changes)
+	for _, l := range r.invalid {
+		line(l)
+	}
 	switch {
 	case r.snapshot != "":
 		b.WriteString("\n")

@@ -1531,6 +1531,90 @@
     return out;
   }
 
+  // The fields of the form whose submit control is ref that show as
+  // invalid: marked aria-invalid by the page, or failing the browser's own
+  // constraints when the form uses them (then the browser refused to send
+  // it). Each comes with its ref (refs exist for elements a snapshot has
+  // seen), role and name, the message the page ties to it
+  // (aria-errormessage, aria-describedby, else the browser's), and what can
+  // be chosen: a select's options, a radio group's radios.
+  const elQueryAll = methodOf(ElementP, 'querySelectorAll');
+  const formOfButton = getterOf(HTMLButtonElement.prototype, 'form'), formOfInput = getterOf(InputP, 'form');
+  const formNoValidate = getterOf(HTMLFormElement.prototype, 'noValidate');
+  const textOf = getterOf(NodeP, 'textContent');
+  const optionValue = getterOf(HTMLOptionElement.prototype, 'value');
+  const messageOf = (el) => {
+    const p = localName(el) === 'select' ? HTMLSelectElement.prototype : localName(el) === 'textarea' ? HTMLTextAreaElement.prototype : InputP;
+    const g = getterOf(p, 'validationMessage');
+    try { return g ? g(el) : ''; } catch (e) { return ''; }
+  };
+  function idsText(el, attrName) {
+    const v = getAttr(el, attrName);
+    if (!v) return '';
+    let s = '';
+    const ids = words(v);
+    for (let i = 0; i < ids.length; i++) {
+      const t = ids[i] ? docById(doc, ids[i]) : null;
+      if (t) s += ' ' + (textOf(t) || '');
+    }
+    return clean(s);
+  }
+  function shown(el) {
+    if (checkVisibility) return checkVisibility(el);
+    const r = getRect(el);
+    return rectWidth(r) > 0 && rectHeight(r) > 0;
+  }
+  function invalid(ref) {
+    const el = element(ref);
+    if (!el || namespaceURI(el) !== HTML_NS) return null;
+    const tag = localName(el);
+    const type = strLower(getAttr(el, 'type') || '');
+    let form = null;
+    if (tag === 'button' && (type === '' || type === 'submit' || (type !== 'button' && type !== 'reset' && type !== 'menu'))) form = formOfButton(el);
+    else if (tag === 'input' && (type === 'submit' || type === 'image')) form = formOfInput(el);
+    if (!form) return null;
+    const native = !formNoValidate(form) && !hasAttr(el, 'formnovalidate');
+    const fields = [];
+    const seen = new SetC();
+    const all = elQueryAll(form, 'input, select, textarea, [aria-invalid]');
+    for (let i = 0; i < nlLength(all) && fields.length < 10; i++) {
+      const f = nlItem(all, i);
+      const inv = getAttr(f, 'aria-invalid');
+      const marked = inv !== null && inv !== '' && strLower(strTrim(inv)) !== 'false';
+      let failing = false;
+      if (!marked && native) { try { failing = matches(f, ':invalid'); } catch (e) { failing = false; } }
+      if (!(marked || failing)) continue;
+      const ft = localName(f) === 'input' ? strLower(getAttr(f, 'type') || 'text') : localName(f);
+      const radioName = ft === 'radio' ? getAttr(f, 'name') || '' : '';
+      if (radioName && setHas(seen, radioName)) continue;
+      if (!shown(f) && ft !== 'checkbox' && ft !== 'radio') continue;
+      const d = describeEl(f);
+      const out = { ref: wmGet(refOf, f) || '', role: d.role, name: d.name, type: ft,
+        message: cap(idsText(f, marked ? 'aria-errormessage' : '') || idsText(f, 'aria-describedby') || clean(messageOf(f)), MAX_NAME) };
+      if (ft === 'checkbox') out.checked = !!inputChecked(f);
+      if (ft === 'select') {
+        out.options = [];
+        const opts = elQueryAll(f, 'option');
+        for (let j = 0; j < nlLength(opts) && j < 50; j++) {
+          const o = nlItem(opts, j);
+          out.options[out.options.length] = { label: clean(optionLabel(o)), value: optionValue(o), disabled: matches(o, ':disabled'), selected: !!optionSelected(o) };
+        }
+      }
+      if (radioName) {
+        setAdd(seen, radioName);
+        out.radios = [];
+        const group = elQueryAll(form, 'input[type=radio]');
+        for (let j = 0; j < nlLength(group) && out.radios.length < 20; j++) {
+          const r = nlItem(group, j);
+          if (getAttr(r, 'name') !== radioName) continue;
+          out.radios[out.radios.length] = { ref: wmGet(refOf, r) || '', name: describeEl(r).name, checked: !!inputChecked(r) };
+        }
+      }
+      fields[fields.length] = out;
+    }
+    return fields;
+  }
+
   return { cover: cover, snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info,
-    changed: changed };
+    changed: changed, invalid: invalid };
 }

@@ -920,6 +920,64 @@ func (e *Engine) Cover(rec refs.Record) (*Cover, error) {
 	return &c, nil
 }
 
+// Field is a form field that shows as invalid after its form's submit
+// control was pressed: its ref (empty when no snapshot has seen it), role,
+// name, input type (or select, textarea), the message the page ties to it,
+// and what can be chosen in it.
+type Field struct {
+	Ref     string   `json:"ref"`
+	Role    string   `json:"role"`
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Message string   `json:"message"`
+	Checked bool     `json:"checked"`
+	Options []Option `json:"options"`
+	Radios  []Radio  `json:"radios"`
+}
+
+// Option is one option of a native select.
+type Option struct {
+	Label    string `json:"label"`
+	Value    string `json:"value"`
+	Disabled bool   `json:"disabled"`
+	Selected bool   `json:"selected"`
+}
+
+// Radio is one radio button of a group.
+type Radio struct {
+	Ref     string `json:"ref"`
+	Name    string `json:"name"`
+	Checked bool   `json:"checked"`
+}
+
+// Invalid returns the invalid fields of the form whose submit control is
+// the element of rec, or nil when it is no form's submit control or its
+// document is gone.
+func (e *Engine) Invalid(rec refs.Record) ([]Field, error) {
+	e.mu.Lock()
+	d := e.current[e.docs[rec.Doc].frameOrNil()]
+	e.mu.Unlock()
+	if d == nil || d.id != rec.Doc {
+		return nil, nil
+	}
+	v, err := withTimeout(e.AnswerGrace+time.Second, func() (any, error) {
+		return d.frame.Evaluate(`({b, ref}) => { const f = b.invalid(ref); return f ? JSON.stringify(f) : ''; }`,
+			map[string]any{"b": d.handle, "ref": rec.Ref})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s, _ := v.(string)
+	if s == "" {
+		return nil, nil
+	}
+	var fs []Field
+	if err := json.Unmarshal([]byte(s), &fs); err != nil {
+		return nil, err
+	}
+	return fs, nil
+}
+
 func (d *doc) frameOrNil() playwright.Frame {
 	if d == nil {
 		return nil

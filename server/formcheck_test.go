@@ -1,0 +1,91 @@
+package server
+
+import (
+	"regexp"
+	"testing"
+)
+
+// stepCall matches a numbered step of a result: its tool and arguments.
+var stepCall = regexp.MustCompile(`(?m)^(\d+)\. (browser_[a-z_]+)\((.*)\) — (.*)$`)
+
+func TestFormCheckNamesInvalidFieldsAndTheirFixes(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_formcheck.html")})
+	snap := c.ok("browser_snapshot", nil)
+	place := refOf(t, snap, `button "Place order"`)
+
+	// A button that does not submit says nothing of the form, even once
+	// its fields show as invalid.
+	res := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Add a note"`)})
+	if regexp.MustCompile(`not accepted`).MatchString(res) {
+		t.Errorf("a non-submit button reported the form:\n%s", res)
+	}
+
+	res = c.ok("browser_click", map[string]any{"ref": place})
+	terms, ship := refOf(t, snap, `checkbox "I accept the terms"`), refOf(t, snap, `combobox "Delivery"`)
+	invoice, email := refOf(t, snap, `radio "Invoice"`), refOf(t, snap, `textbox "Email"`)
+	mustContain(t, res, "The form was not accepted: 4 fields are marked invalid.",
+		`- textbox "Email" [ref=`+email+`]: <page-content>Enter your email address.</page-content>`,
+		`- combobox "Delivery" [ref=`+ship+`]: <page-content>Only Standard delivery ships to this address.</page-content>`,
+		`choices: <page-content>Standard delivery (3–5 days) | Express delivery (next day)</page-content>`,
+		`- checkbox "I accept the terms" [ref=`+terms+`]: <page-content>Accept the terms to order.</page-content>`,
+		"To send it:",
+		`1. browser_type(ref="`+email+`", text="…") — the text the message asks for in textbox "Email"`,
+		`2. browser_select_option(ref="`+ship+`", values=["Standard delivery (3–5 days)"]) — choose "Standard delivery (3–5 days)", the option the message names`,
+		`3. browser_click(ref="`+invoice+`") — choose radio "Invoice"`,
+		`4. browser_click(ref="`+terms+`") — check checkbox "I accept the terms"`,
+		`5. browser_click(ref="`+place+`") — submit the form again`)
+
+	// The steps, done as written (with an address for the placeholder),
+	// send the form.
+	steps := stepCall.FindAllStringSubmatch(res, -1)
+	if len(steps) != 5 {
+		t.Fatalf("want 5 steps, got %d:\n%s", len(steps), res)
+	}
+	c.ok("browser_type", map[string]any{"ref": email, "text": "ada@example.com"})
+	c.ok("browser_select_option", map[string]any{"ref": ship, "values": []string{"Standard delivery (3–5 days)"}})
+	c.ok("browser_click", map[string]any{"ref": invoice})
+	c.ok("browser_click", map[string]any{"ref": terms})
+	res = c.ok("browser_click", map[string]any{"ref": place})
+	mustContain(t, c.ok("browser_snapshot", nil), "Order placed")
+	if regexp.MustCompile(`not accepted`).MatchString(res) {
+		t.Errorf("a valid form was reported:\n%s", res)
+	}
+}
+
+func TestFormCheckBrowserConstraints(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_formcheck.html")})
+	snap := c.ok("browser_snapshot", nil)
+	enter, adult := refOf(t, snap, `button "Enter"`), refOf(t, snap, `checkbox "I am over 18"`)
+	// The browser refuses to send the form and says why in its own words.
+	res := c.ok("browser_click", map[string]any{"ref": enter})
+	mustContain(t, res, "The form was not accepted: 1 field is marked invalid.",
+		`- checkbox "I am over 18" [ref=`+adult+`]: <page-content>`,
+		`1. browser_click(ref="`+adult+`") — check checkbox "I am over 18"`,
+		`2. browser_click(ref="`+enter+`") — submit the form again`)
+	c.ok("browser_click", map[string]any{"ref": adult})
+	mustContain(t, c.ok("browser_click", map[string]any{"ref": enter}), "Page navigated: ", "adult=on")
+}
+
+func TestHelperNamed(t *testing.T) {
+	t.Parallel()
+	choices := []string{"Standard delivery (3–5 days)", "Express delivery - next day", "Pickup, in store"}
+	for _, tc := range []struct {
+		msg  string
+		want int
+	}{
+		{"Only Standard delivery ships here.", 0},
+		{"express delivery is the one for you", 1},
+		{"Choose pickup.", 2},
+		{"Choose Standard delivery or Express delivery.", -1}, // two named: the agent's choice
+		{"Choose a delivery option.", -1},
+		{"", -1},
+	} {
+		if got := named(tc.msg, choices); got != tc.want {
+			t.Errorf("named(%q) = %d, want %d", tc.msg, got, tc.want)
+		}
+	}
+}
