@@ -153,6 +153,7 @@ func (s *Server) run(ctx context.Context, c *call, o op) (*response, error) {
 	if err := a.finish(o, before, a.mark); err != nil {
 		return nil, err
 	}
+	r.acted, r.actedMark = a.tab, a.mark
 	return a.res, nil
 }
 

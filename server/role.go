@@ -31,6 +31,10 @@ type role struct {
 	// otherwise. tabs are the open tabs, in the order they opened.
 	tab  *browser.Tab
 	tabs []*browser.Tab
+	// acted is the tab of the role's last action and its mark when the
+	// action began: what it started may still be running (late.go).
+	acted     *browser.Tab
+	actedMark browser.Mark
 	// pages holds every page the context opened (the role's own and popups),
 	// wrapped as it appears: the context's page event runs on Playwright's
 	// dispatch goroutine, where mu may be held by the action that opened it,

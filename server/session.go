@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"sync"
@@ -106,6 +107,12 @@ func (c *call) lockTab() (*role, *browser.Tab, func(), error) {
 	if err != nil {
 		unlock()
 		return nil, nil, nil, err
+	}
+	// A tab the page opened after the last call returned is where that
+	// call led; what the call started may still be running (late.go).
+	tab = r.followLateTabs(context.Background())
+	if c.tool != "browser_wait_for" {
+		r.notePending(tab)
 	}
 	return r, tab, unlock, nil
 }

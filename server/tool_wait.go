@@ -99,15 +99,27 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 		if w.text == "" {
 			continue
 		}
-		stuck := false
-		ok := pollUntil(ctx, start.Add(limit), func() bool {
+		stuck, late := false, false
+		poll := func() bool {
 			if r.lostUnder(c.tool, tab.Page.URL()) != nil {
+				return true
+			}
+			if !w.gone && r.lateTabPending() {
+				// The page opened a tab while it was watched: the text is
+				// looked for there (late.go).
+				late = true
 				return true
 			}
 			n, answered := visibleText(tab, w.text, max(time.Until(start.Add(limit)), waitPoll))
 			stuck = !answered
 			return stuck || (n > 0) != w.gone
-		})
+		}
+		ok := pollUntil(ctx, start.Add(limit), poll)
+		for i := 0; late && i < maxNewTabs; i++ {
+			late = false
+			tab = r.followLateTabs(ctx)
+			ok = pollUntil(ctx, start.Add(limit), poll)
+		}
 		// A page that went with its browser shows no text: not a wait's answer.
 		if err := r.lostUnder(c.tool, tab.Page.URL()); err != nil {
 			return nil, err
