@@ -52,7 +52,9 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	retrace = &Server{Name: "retrace", Command: shellQuote(bin), Log: os.Stderr}
+	// The servers' own logs would drown the test's; a run's trace carries its
+	// errors' text.
+	retrace = &Server{Name: "retrace", Command: shellQuote(bin)}
 	if err := retrace.Probe(context.Background(), adapters); err != nil {
 		return 0, err
 	}
