@@ -130,7 +130,7 @@ func fieldFix(f snapshot.Field, what string) (llmerr.Action, bool) {
 		if len(live) == 1 {
 			why = fmt.Sprintf("choose %q, its only option", live[pick].Label)
 		}
-		return llmerr.Call("browser_select_option", why, llmerr.A("ref", f.Ref), llmerr.A("values", []string{live[pick].Label})), true
+		return llmerr.Call("browser_select_option", why, llmerr.A("ref", f.Ref), llmerr.A("values", []string{optionArg(live[pick])})), true
 	case f.Type == "radio":
 		var live []snapshot.Radio
 		for _, r := range f.Radios {
@@ -152,6 +152,16 @@ func fieldFix(f snapshot.Field, what string) (llmerr.Action, bool) {
 		return llmerr.Call("browser_click", fmt.Sprintf("choose radio %q", live[pick].Name), llmerr.A("ref", live[pick].Ref)), true
 	}
 	return llmerr.Call("browser_type", "the text the message asks for in "+what, llmerr.A("ref", f.Ref), llmerr.A("text", "…")), true
+}
+
+// optionArg is how a step names an option: by its label, or by its value
+// when the label holds brackets or quotes, which would make the call hard
+// to read back from the text (select_option takes either).
+func optionArg(o snapshot.Option) string {
+	if strings.ContainsAny(o.Label, "()[]{}\"\\") && o.Value != "" {
+		return o.Value
+	}
+	return o.Label
 }
 
 // choicesOf lists what can be chosen in a select or radio group that has

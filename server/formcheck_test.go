@@ -3,6 +3,8 @@ package server
 import (
 	"regexp"
 	"testing"
+
+	"github.com/retrace-dev/retrace/snapshot"
 )
 
 // stepCall matches a numbered step of a result: its tool and arguments.
@@ -32,7 +34,7 @@ func TestFormCheckNamesInvalidFieldsAndTheirFixes(t *testing.T) {
 		`- checkbox "I accept the terms" [ref=`+terms+`]: <page-content>Accept the terms to order.</page-content>`,
 		"To send it:",
 		`1. browser_type(ref="`+email+`", text="…") — the text the message asks for in textbox "Email"`,
-		`2. browser_select_option(ref="`+ship+`", values=["Standard delivery (3–5 days)"]) — choose "Standard delivery (3–5 days)", the option the message names`,
+		`2. browser_select_option(ref="`+ship+`", values=["std"]) — choose "Standard delivery (3–5 days)", the option the message names`,
 		`3. browser_click(ref="`+invoice+`") — choose radio "Invoice"`,
 		`4. browser_click(ref="`+terms+`") — check checkbox "I accept the terms"`,
 		`5. browser_click(ref="`+place+`") — submit the form again`)
@@ -44,7 +46,7 @@ func TestFormCheckNamesInvalidFieldsAndTheirFixes(t *testing.T) {
 		t.Fatalf("want 5 steps, got %d:\n%s", len(steps), res)
 	}
 	c.ok("browser_type", map[string]any{"ref": email, "text": "ada@example.com"})
-	c.ok("browser_select_option", map[string]any{"ref": ship, "values": []string{"Standard delivery (3–5 days)"}})
+	c.ok("browser_select_option", map[string]any{"ref": ship, "values": []string{"std"}})
 	c.ok("browser_click", map[string]any{"ref": invoice})
 	c.ok("browser_click", map[string]any{"ref": terms})
 	res = c.ok("browser_click", map[string]any{"ref": place})
@@ -86,6 +88,23 @@ func TestHelperNamed(t *testing.T) {
 	} {
 		if got := named(tc.msg, choices); got != tc.want {
 			t.Errorf("named(%q) = %d, want %d", tc.msg, got, tc.want)
+		}
+	}
+}
+
+func TestHelperOptionArg(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		o    snapshot.Option
+		want string
+	}{
+		{snapshot.Option{Label: "France", Value: "fr"}, "France"},
+		{snapshot.Option{Label: "Standard (3–5 days)", Value: "std"}, "std"},
+		{snapshot.Option{Label: `Size "L"`, Value: "l"}, "l"},
+		{snapshot.Option{Label: "Other (say which)", Value: ""}, "Other (say which)"},
+	} {
+		if got := optionArg(tc.o); got != tc.want {
+			t.Errorf("optionArg(%+v) = %q, want %q", tc.o, got, tc.want)
 		}
 	}
 }
