@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,6 +30,8 @@ type Step struct {
 	Healed bool `json:"healed,omitempty"`
 	// Error is the start of an error's text, for reading a run afterwards.
 	Error string `json:"error,omitempty"`
+	// Ms is how long the call took, as the agent waited for it.
+	Ms int64 `json:"ms"`
 }
 
 // Agent is what a policy acts through: the MCP session with the server
@@ -84,8 +87,9 @@ func (a *Agent) Call(tool string, args map[string]any) Result {
 	if a.Stopped() {
 		return Result{Text: "stopped", IsError: true}
 	}
+	start := time.Now()
 	r, code := a.p.call(a.ctx, tool, args)
-	st := Step{Tool: tool, Args: args, IsError: r.IsError, Code: code}
+	st := Step{Tool: tool, Args: args, IsError: r.IsError, Code: code, Ms: time.Since(start).Milliseconds()}
 	st.Healed = strings.Contains(r.Text, "signed in again by its sign-in recipe")
 	if r.IsError {
 		st.Error = excerpt(r.Text, 300)
