@@ -124,6 +124,6 @@ eval-compare: setup
 	@[ -f $(PW_MCP_CLI) ] || npm install --silent --no-audit --no-fund --prefix $(PEERS)/playwright-mcp-$(PW_MCP) @playwright/mcp@$(PW_MCP)
 	@[ -f $(CDT_CLI) ] || npm install --silent --no-audit --no-fund --prefix $(PEERS)/chrome-devtools-mcp-$(CDT_MCP) chrome-devtools-mcp@$(CDT_MCP)
 	bin/retrace eval --out $(EVAL_OUT) $(EVAL_COMPARE_FLAGS) \
-		--server retrace=bin/retrace \
+		--server retrace=$(CURDIR)/$(BIN) \
 		--server playwright-mcp="node $(PW_MCP_CLI) --headless --isolated --no-sandbox --executable-path $(CHROMIUM) --timeout-action 1500 --timeout-navigation 2000" \
 		--server chrome-devtools-mcp="node $(CDT_CLI) --headless --isolated --no-page-id-routing --no-usage-statistics --no-performance-crux --executablePath $(CHROMIUM) --chromeArg=--no-sandbox"

@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,6 +102,10 @@ func TestParseServer(t *testing.T) {
 	s, err := ParseServer(`playwright-mcp=npx @playwright/mcp@0.0.83 --headless`)
 	if err != nil || s.Name != "playwright-mcp" || s.Command != "npx @playwright/mcp@0.0.83 --headless" {
 		t.Errorf("got %+v, %v", s, err)
+	}
+	wd, _ := os.Getwd()
+	if s, err := ParseServer("local=bin/retrace --headless"); err != nil || s.Command != filepath.Join(wd, "bin/retrace")+" --headless" {
+		t.Errorf("a relative program path: got %+v, %v; want it absolute from the working directory", s, err)
 	}
 	for _, bad := range []string{"", "=cmd", "name=", "na me=cmd", "no-equals"} {
 		if _, err := ParseServer(bad); err == nil {

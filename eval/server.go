@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -304,6 +305,13 @@ func ParseServer(v string) (Server, error) {
 	}
 	if strings.ContainsAny(name, " \t/") {
 		return Server{}, fmt.Errorf("--server %q: the name is a label for the report, without spaces or slashes", name)
+	}
+	// Its processes run in a directory of their own: a relative program
+	// path is made absolute from where eval was started.
+	if prog, rest, _ := strings.Cut(cmd, " "); strings.Contains(prog, "/") && !filepath.IsAbs(prog) && !strings.ContainsAny(prog, `'"$\`) {
+		if abs, err := filepath.Abs(prog); err == nil {
+			cmd = strings.TrimSpace(shellQuote(abs) + " " + rest)
+		}
 	}
 	return Server{Name: name, Command: cmd}, nil
 }
