@@ -19,6 +19,11 @@ func TestPopupStormIsBounded(t *testing.T) {
 	start := time.Now()
 	r := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Open many"`)})
 	took := time.Since(start)
+	// The bound of every hostile page: the call's timeout (the default
+	// action timeout here) plus 2 s.
+	if bound := 5*time.Second + 2*time.Second; took > bound {
+		t.Errorf("the click took %v, past its timeout plus 2 s (%v)", took.Round(time.Millisecond), bound)
+	}
 	// Popups still opening when the call answers are closed as they open.
 	if !regexp.MustCompile(`The page opened \d+ tabs at once; the \d+ past the first 10 were closed`).MatchString(r) {
 		t.Errorf("the storm is not reported:\n%s", r)
