@@ -46,31 +46,48 @@ func (a *acting) reportChanges(navigated bool) {
 	if a.c.snapshot {
 		return // the snapshot, taken as the new baseline, shows it all
 	}
-	res.changes = r.changesSince(page, a.srv.cfg.SnapshotBudget)
+	var whole *snapshot.Snapshot
+	res.changes, whole = r.changesSince(page, a.srv.cfg.SnapshotBudget)
+	if whole != nil {
+		res.snapshot = whole.Render(a.srv.view(a.c, a.srv.cfg.SnapshotBudget, 0))
+	}
 	if res.changes != "" {
 		res.hint = ""
 	}
 }
 
+// wholeInline is the largest tree (in characters) that a result gives whole
+// when its changes would take longer to read: a page that small costs the
+// agent less inline than another call; a larger one is left to
+// browser_snapshot, browser_find and the budget.
+const wholeInline = 8000
+
 // changesSince captures page as its new baseline and renders what changed
-// since the old one within budget characters, or says why it cannot.
-func (r *role) changesSince(page playwright.Page, budget int) string {
+// since the old one within budget characters, or says why it cannot. When
+// the changes would take longer to read than the page and the page is
+// small, it returns the new capture too, for the result to give whole.
+func (r *role) changesSince(page playwright.Page, budget int) (string, *snapshot.Snapshot) {
 	old := r.eng.Baseline(page)
 	now, err := r.baseline(page)
 	switch {
 	case err != nil:
-		return "(No change report: " + llmerr.FirstLine(err.Error()) + " browser_snapshot() reads the page.)"
+		return "(No change report: " + llmerr.FirstLine(err.Error()) + " browser_snapshot() reads the page.)", nil
 	case old == nil || now.Doc != old.Doc:
-		return hintStaleRefs
+		return hintStaleRefs, nil
 	}
 	return diffReport(old, now, budget)
 }
 
-// diffReport renders the changes from old to now for a result.
-func diffReport(old, now *snapshot.Snapshot, budget int) string {
+// diffReport renders the changes from old to now for a result, or, when
+// they would take longer to read than the page, says so and returns now
+// for the result to give whole if it is small.
+func diffReport(old, now *snapshot.Snapshot, budget int) (string, *snapshot.Snapshot) {
 	ch := snapshot.Diff(old, now)
 	if ch.TooMany || (!ch.Empty() && ch.Size() > ch.Full) {
-		return fmt.Sprintf("The page changed more than reading it whole would take (%d lines of its tree): browser_snapshot() reads it.", ch.Lines)
+		if ch.Full <= wholeInline && (budget <= 0 || ch.Full <= budget) {
+			return fmt.Sprintf("The page changed more than reading it whole would take (%d lines of its tree); here it is whole:", ch.Lines), now
+		}
+		return fmt.Sprintf("The page changed more than reading it whole would take (%d lines of its tree): browser_snapshot() reads it.", ch.Lines), nil
 	}
-	return ch.Render(budget, true)
+	return ch.Render(budget, true), nil
 }

@@ -102,3 +102,28 @@ func TestChangeReportTooLarge(t *testing.T) {
 		t.Errorf("the report of a rewrite is %d bytes:\n%.500s", len(out), out)
 	}
 }
+
+// A change larger than reading the page, on a small page, gives the page
+// whole in the result, so the agent does not call browser_snapshot for it;
+// its refs act. browser_snapshot(changes=true) does the same.
+func TestChangeReportWholeWhenSmall(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("changes.html")})
+	snap := c.ok("browser_snapshot", nil)
+	c.ok("browser_evaluate", map[string]any{"function": `() => { document.querySelector('#nothing').onclick = () => {
+		document.body.innerHTML = '<main><h1>Step 2</h1><button onclick="this.textContent = \'Went on\'">Go on</button></main>' } }`})
+	out := c.ok("browser_click", map[string]any{"ref": refIn(snap, `button "Do nothing"`)})
+	mustContain(t, out, "here it is whole:", "URL: "+fx.Page("changes.html"), `- heading "Step 2" [level=1]`, `button "Go on" [ref=`)
+	if strings.Contains(out, "browser_snapshot()") {
+		t.Errorf("the result sends the agent to browser_snapshot for a page it could give:\n%s", out)
+	}
+	out = c.ok("browser_click", map[string]any{"ref": refIn(out, `button "Go on"`)})
+	mustContain(t, out, `- changed: button "Went on" [ref=`)
+
+	c.ok("browser_evaluate", map[string]any{"function": `() => { setTimeout(() => {
+		document.body.innerHTML = '<main><h1>Step 3</h1><a href="#done">Done</a></main>' }, 100) }`})
+	c.ok("browser_wait_for", map[string]any{"time": 0.5})
+	out = c.ok("browser_snapshot", map[string]any{"changes": true})
+	mustContain(t, out, "here it is whole:", `- heading "Step 3" [level=1]`, `link "Done" [ref=`)
+}

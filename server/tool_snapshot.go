@@ -61,7 +61,12 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*respo
 			if changed, same := r.eng.Changed(tab.Page); same {
 				res := &response{dialogs: tab.TakeDialogs(), changes: noChange}
 				if changed {
-					res.changes = r.changesSince(tab.Page, budget)
+					var whole *snapshot.Snapshot
+					if res.changes, whole = r.changesSince(tab.Page, budget); whole != nil {
+						res.addDid("%s", res.changes)
+						res.changes = ""
+						res.addBody(whole.Render(s.view(c, budget, 0)))
+					}
 				}
 				return res, nil
 			}
