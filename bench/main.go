@@ -5,6 +5,8 @@
 //
 //	go run ./bench [-runs 7] [-out docs/benchmarks.md]
 //	go run ./bench -fence-only   # what fences cost, retrace alone
+//	go run ./bench -tasks-only [-task NAME] [-task-runs 3] [-out docs/benchmarks.md]
+//	                             # the scripted tasks alone (Tasks section)
 //
 // make bench runs it. It is not part of make test.
 package main
@@ -36,8 +38,12 @@ func main() {
 	out := flag.String("out", "", "also write the report as Markdown to this file")
 	peerDir := flag.String("peer-dir", "", "where @playwright/mcp is installed (default: user cache dir)")
 	fences := flag.Bool("fence-only", false, "only measure what fencing page text costs, on retrace alone, and print it")
+	tasksOnly := flag.Bool("tasks-only", false, "only play the scripted tasks on both servers, and write only their section")
+	taskRuns := flag.Int("task-runs", 3, "plays of each task per server (medians are reported)")
+	only := flag.String("task", "", "play only this task (form, list, orders, wizard, dialog)")
 	flag.Parse()
-	if err := run(*runs, *coldRuns, *out, *peerDir, *fences); err != nil {
+	opts := taskOpts{only: *tasksOnly, runs: *taskRuns, task: *only}
+	if err := run(*runs, *coldRuns, *out, *peerDir, *fences, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -55,17 +61,20 @@ type server struct {
 type page struct {
 	name string
 	path string
-	// click names a button on the page whose click changes nothing.
-	click string
+	// click names an element on the page whose click changes nothing in
+	// its elements; typ, a text field to type into.
+	click, typ string
 }
 
+// The pages other than the long form are asked for with controls=1, which
+// adds a text field (and, to the soup, a button) to click and type into.
 var pages = []page{
-	{"table 100 rows", "/table?rows=100", ""},
-	{"table 1,000 rows", "/table?rows=1000", `button "Edit"`},
-	{"table 5,000 rows", "/table?rows=5000", ""},
-	{"long form (200 fields)", "/long-form?fields=200", ""},
-	{"div soup (3,000 links)", "/soup?links=3000", ""},
-	{"nested iframes (same + cross origin, depth 3)", "/nested-frames?depth=3", ""},
+	{"table 100 rows", "/table?rows=100&controls=1", `button "Edit"`, `textbox "Search"`},
+	{"table 1,000 rows", "/table?rows=1000&controls=1", `button "Edit"`, `textbox "Search"`},
+	{"table 5,000 rows", "/table?rows=5000&controls=1", `button "Edit"`, `textbox "Search"`},
+	{"long form (200 fields)", "/long-form?fields=200", `textbox "Field 5"`, `textbox "Field 10"`},
+	{"div soup (3,000 links)", "/soup?links=3000&controls=1", `button "Menu"`, `textbox "Search"`},
+	{"nested iframes (same + cross origin, depth 3)", "/nested-frames?depth=3&controls=1", `button "Button at level 0"`, `textbox "Search"`},
 }
 
 // result holds one server's figures for one page.
@@ -75,9 +84,17 @@ type result struct {
 	tokens  int
 	refs    int
 	clickMs float64
+	typeMs  float64
 }
 
-func run(runs, coldRuns int, out, peerDir string, fencesOnly bool) error {
+// taskOpts says whether and how to play the scripted tasks.
+type taskOpts struct {
+	only bool   // the tasks alone
+	runs int    // plays per task and server
+	task string // one task by name, or all
+}
+
+func run(runs, coldRuns int, out, peerDir string, fencesOnly bool, to taskOpts) error {
 	root, err := fixture.ModuleRoot()
 	if err != nil {
 		return err
@@ -107,14 +124,16 @@ func run(runs, coldRuns int, out, peerDir string, fencesOnly bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "bench: retrace: fence cost")
-	fences, err := measureFences(&retrace, fx, enc)
-	if err != nil {
-		return fmt.Errorf("fence cost: %w", err)
-	}
-	if fencesOnly {
-		fmt.Print(renderFences(fences))
-		return nil
+	var fences []fenceRow
+	if !to.only {
+		fmt.Fprintln(os.Stderr, "bench: retrace: fence cost")
+		if fences, err = measureFences(&retrace, fx, enc); err != nil {
+			return fmt.Errorf("fence cost: %w", err)
+		}
+		if fencesOnly {
+			fmt.Print(renderFences(fences))
+			return nil
+		}
 	}
 	peerCLI, err := peer.Install(peerDir, log.New(os.Stderr, "bench: ", 0))
 	if err != nil {
@@ -127,6 +146,21 @@ func run(runs, coldRuns int, out, peerDir string, fencesOnly bool) error {
 			c.Dir = tmp // it writes snapshot files into its working directory
 			return c
 		}},
+	}
+	start := time.Now()
+	figs, err := measureTasks(servers, fx, to.runs, enc, to.task)
+	if err != nil {
+		return fmt.Errorf("tasks: %w", err)
+	}
+	tasksReport := renderTasks(servers, figs, to.runs, chromium, time.Since(start))
+	fmt.Print(tasksReport)
+	if out != "" {
+		if err := writeTasks(out, tasksReport); err != nil {
+			return err
+		}
+	}
+	if to.only {
+		return nil
 	}
 	results := map[string]map[string]result{}
 	cold := map[string]float64{}
@@ -242,22 +276,34 @@ func measure(s *server, fx *fixture.Server, runs int, enc tokenizer.Codec) (map[
 		ids, _, _ := enc.Encode(text)
 		r.tokens = len(ids)
 		r.refs = len(refRe.FindAllString(text, -1))
-		if p.click != "" {
-			ref := refAfter(text, p.click)
-			if ref == "" {
-				return nil, 0, fmt.Errorf("no %s on %s", p.click, p.name)
+		// Clicks, then typing, each timed after one warm-up; the click's
+		// target changes nothing, the text typed differs every time.
+		for _, act := range []struct {
+			what, tool string
+			ms         *float64
+		}{{p.click, "browser_click", &r.clickMs}, {p.typ, "browser_type", &r.typeMs}} {
+			if act.what == "" {
+				continue
 			}
-			var clicks []float64
+			ref := refAfter(text, act.what)
+			if ref == "" {
+				return nil, 0, fmt.Errorf("no %s on %s", act.what, p.name)
+			}
+			var times []float64
 			for i := 0; i <= runs; i++ {
-				_, d, err := call(cs, "browser_click", map[string]any{s.refArg: ref, "element": "Edit button"})
+				args := map[string]any{s.refArg: ref, "element": act.what}
+				if act.tool == "browser_type" {
+					args["text"] = fmt.Sprintf("text %d", i)
+				}
+				_, d, err := call(cs, act.tool, args)
 				if err != nil {
 					return nil, 0, err
 				}
 				if i > 0 {
-					clicks = append(clicks, float64(d.Microseconds())/1000)
+					times = append(times, float64(d.Microseconds())/1000)
 				}
 			}
-			r.clickMs = median(clicks)
+			*act.ms = median(times)
 		}
 		out[p.name] = r
 	}
