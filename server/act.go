@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	neturl "net/url"
@@ -483,6 +484,12 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 	nav := a.srv.cfg.NavigationTimeout
 	settled := tab.Settle(a.ctx, mark, browser.DefaultSettleLimits(nav))
 	res.dialogs = tab.TakeDialogs()
+	if tab.Stuck.Load() && !tab.Closed() {
+		// The action went through, then the page stopped answering (its
+		// own script never yields): every read that follows would only
+		// wait out its bound.
+		return a.stuckAfter(before.url)
+	}
 	if dismissedQuestion(res.dialogs) && o.retry.Tool != "" {
 		// The policy said no for the agent; saying yes is two calls.
 		res.accept = []llmerr.Action{
@@ -565,6 +572,14 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 	r.reportNewTabs(a.ctx, res, nav)
 	a.includeSnapshot()
 	return nil
+}
+
+// stuckAfter is the error of an action the page took, after which its
+// main thread stayed busy.
+func (a *acting) stuckAfter(url string) error {
+	e := busyPage(a.c.tool, url, errors.New("the page ran no timer after the action"))
+	e.Message = strings.Join(append(slices.Clone(a.res.did), "Then the page stopped answering: its main thread is busy (a script that never yields)."), " ")
+	return e
 }
 
 // unreachable turns the network guard's 502 for a server it could not reach
@@ -665,7 +680,11 @@ func dismissedQuestion(ds []browser.DialogEvent) bool {
 // asked for one (snapshot: true).
 func (a *acting) includeSnapshot() {
 	r := a.role
-	if !a.c.snapshot || r.tab == nil || r.tab.Closed() {
+	if !a.c.snapshot {
+		a.includeNewPage()
+		return
+	}
+	if r.tab == nil || r.tab.Closed() {
 		return
 	}
 	snap, err := r.baseline(r.tab.Page)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -41,6 +42,7 @@ func (a *acting) reportChanges(navigated bool) {
 	// CSS alone can open a :hover menu: the watch cannot see that.
 	if !changed && a.c.tool != "browser_hover" {
 		res.changes = noChange
+		res.hint = "" // the same document: its refs hold (a hash or route change)
 		return
 	}
 	if a.c.snapshot {
@@ -90,4 +92,28 @@ func diffReport(old, now *snapshot.Snapshot, budget int) (string, *snapshot.Snap
 		return fmt.Sprintf("The page changed more than reading it whole would take (%d lines of its tree): browser_snapshot() reads it.", ch.Lines), nil
 	}
 	return ch.Render(budget, true), nil
+}
+
+// includeNewPage gives, in the result of an action that loaded another
+// document (a link, a form's submit, a reload), that page whole when it is
+// small: its refs are all new, so the agent's next call would read it.
+// A larger page is left to browser_snapshot, as the hint says.
+func (a *acting) includeNewPage() {
+	r, res := a.role, a.res
+	if a.landed != nil || res.page == nil || (res.page.kind != navigated && res.page.kind != reloaded) ||
+		r.tab != a.tab || a.tab.Closed() || len(res.tabs) > 0 || res.unfinished || res.notLoaded ||
+		r.eng.Baseline(a.tab.Page) != nil {
+		return // not a new document, or one the result already shows
+	}
+	snap, err := r.baseline(a.tab.Page)
+	if err != nil {
+		return
+	}
+	var tree strings.Builder
+	snapshot.RenderTree(&tree, snap.Tree, 0)
+	budget := a.srv.cfg.SnapshotBudget
+	if tree.Len() > wholeInline || (budget > 0 && tree.Len() > budget) {
+		return
+	}
+	res.snapshot = snap.Render(a.srv.view(a.c, budget, 0))
 }

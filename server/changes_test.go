@@ -77,14 +77,15 @@ func TestChangeReports(t *testing.T) {
 	mustContain(t, out, `- changed: heading "Order 43" [level=1] (was: heading "Order 42" [level=1])`)
 
 	// A navigation reports where the tab went, not a diff; old refs are
-	// stale and the next snapshot reads the page whole.
+	// stale, and the new page, being small, comes whole and is the
+	// baseline of what follows.
 	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `link "Next page"`)})
-	mustContain(t, out, "Page navigated:", "/form.html")
+	mustContain(t, out, "Page navigated:", "/form.html", `textbox "Email" [required] [ref=`)
 	if strings.Contains(out, "Changes since") || strings.Contains(out, noChange) {
 		t.Errorf("a navigation came with a change report:\n%s", out)
 	}
 	out = c.ok("browser_snapshot", map[string]any{"changes": true})
-	mustContain(t, out, "No earlier snapshot of this document", `textbox "Email"`)
+	mustContain(t, out, noChange)
 }
 
 // The report is bounded like a snapshot: a change larger than reading the
@@ -126,4 +127,43 @@ func TestChangeReportWholeWhenSmall(t *testing.T) {
 	c.ok("browser_wait_for", map[string]any{"time": 0.5})
 	out = c.ok("browser_snapshot", map[string]any{"changes": true})
 	mustContain(t, out, "here it is whole:", `- heading "Step 3" [level=1]`, `link "Done" [ref=`)
+}
+
+// An action that loads another small document gives that page whole, so
+// its refs come without a browser_snapshot call; a large page is left to
+// browser_snapshot; a hash change keeps the document and says nothing of
+// new refs.
+func TestActionGivesSmallNewPage(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("changes.html")})
+	snap := c.ok("browser_snapshot", nil)
+	out := c.ok("browser_click", map[string]any{"ref": refIn(snap, `link "Next page"`)})
+	mustContain(t, out, "Page navigated:", "URL: "+fx.Page("form.html"), `button "Sign in" [ref=`)
+	if strings.Contains(out, "browser_snapshot()") {
+		t.Errorf("the result sends the agent to browser_snapshot for a page it gives:\n%s", out)
+	}
+	// The given refs act, and the page is the baseline of the next report.
+	out = c.ok("browser_type", map[string]any{"ref": refIn(out, `textbox "Email"`), "text": "ada@example.com"})
+	mustContain(t, out, `- changed: textbox "Email"`, `"ada@example.com"`)
+
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("changes.html")})
+	c.ok("browser_evaluate", map[string]any{"function": `() => { const a = document.createElement('a');
+		a.href = '/table?rows=1000'; a.textContent = 'Big table'; document.querySelector('main').append(a) }`})
+	out = c.ok("browser_snapshot", nil)
+	out = c.ok("browser_click", map[string]any{"ref": refIn(out, `link "Big table"`)})
+	mustContain(t, out, "Page navigated:", "browser_snapshot() for the new page's refs")
+	if strings.Contains(out, "[ref=e") && strings.Contains(out, "row:") {
+		t.Errorf("a large new page is given whole:\n%.800s", out)
+	}
+
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("changes.html")})
+	c.ok("browser_evaluate", map[string]any{"function": `() => { const a = document.createElement('a');
+		a.href = '#below'; a.textContent = 'Below'; document.querySelector('main').append(a) }`})
+	out = c.ok("browser_snapshot", nil)
+	out = c.ok("browser_click", map[string]any{"ref": refIn(out, `link "Below"`)})
+	mustContain(t, out, "#below", noChange)
+	if strings.Contains(out, "new page's refs") {
+		t.Errorf("a hash change asks for new refs:\n%s", out)
+	}
 }

@@ -64,24 +64,88 @@ func (s *Server) addInputTools() {
 	addTool(s, def("browser_drag", "Drag and drop", destructive|openWorld, "Drag one element (startRef) onto another (endRef). Reports what changed."), s.drag)
 }
 
-// opensTabJS reports whether clicking the element follows a link or submits
-// a form into another window (target=_blank or a named one).
-const opensTabJS = `(el) => {
-  const other = (t) => !!t && !['_self', '_parent', '_top'].includes(t.toLowerCase());
-  const a = el.closest('a[href], area[href]');
-  if (a) return other(a.getAttribute('target'));
-  const f = el.form;
-  if (f && (el.type === 'submit' || el.type === 'image')) return other(el.getAttribute('formtarget') || f.getAttribute('target'));
-  return false;
+// clickCheckJS looks at the element before a click, in one round trip.
+// opens: the click follows a link or submits a form into another window
+// (target=_blank or a named one). ready, asked only in the main frame: the
+// element can take the click now with no waiting, at x, y (client
+// coordinates, after scrolling it into view when needed): connected,
+// enabled, not animating, and the element that point hits is it or inside
+// it. Anything else, or any doubt, leaves ready false, and Playwright's
+// click waits and explains instead.
+const clickCheckJS = `(el, main) => {
+  const r = { opens: false, ready: false, x: 0, y: 0 };
+  try {
+    const other = (t) => !!t && !['_self', '_parent', '_top'].includes(t.toLowerCase());
+    const a = el.closest('a[href], area[href]');
+    if (a) r.opens = other(a.getAttribute('target'));
+    else if (el.form && (el.type === 'submit' || el.type === 'image')) r.opens = other(el.getAttribute('formtarget') || el.form.getAttribute('target'));
+    if (!main || !el.isConnected || el.matches(':disabled') || el.closest('[aria-disabled="true"]')) return r;
+    if (typeof document.getAnimations === 'function') {
+      for (const an of document.getAnimations()) {
+        const t = an.playState === 'running' && an.effect && an.effect.target;
+        if (t && (t === el || (typeof t.contains === 'function' && t.contains(el)))) return r;
+      }
+    }
+    const box = () => { for (const q of el.getClientRects()) if (q.width >= 1 && q.height >= 1) return q; return null; };
+    let q = box();
+    if (!q) return r;
+    const w = innerWidth, h = innerHeight;
+    if (q.left < 0 || q.top < 0 || q.right > w || q.bottom > h) {
+      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      q = box();
+      if (!q) return r;
+    }
+    const x = q.left + q.width / 2, y = q.top + q.height / 2;
+    if (!(x >= 0 && y >= 0 && x < w && y < h)) return r;
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    for (let n = hit; n; n = n.parentNode || n.host) {
+      if (n === el) { r.ready = true; r.x = x; r.y = y; break; }
+    }
+  } catch (e) { r.ready = false; }
+  return r;
 }`
+
+// clickCheck is what clickCheckJS found.
+type clickCheck struct {
+	opens, ready bool
+	x, y         float64
+}
+
+// checkClick runs clickCheckJS on el, which main says is in the main
+// frame; an element that does not answer in time is not ready.
+func checkClick(el playwright.ElementHandle, main bool) clickCheck {
+	v, ok := bounded(time.Second, func() any { v, _ := el.Evaluate(clickCheckJS, main); return v })
+	m, _ := v.(map[string]any)
+	if !ok || m == nil {
+		return clickCheck{}
+	}
+	x, xok := m["x"].(float64)
+	y, yok := m["y"].(float64)
+	return clickCheck{opens: m["opens"] == true, ready: m["ready"] == true && xok && yok, x: x, y: y}
+}
 
 func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, error) {
 	return s.run(ctx, c, c.refOp(in.Ref, nil, func(a *acting) error {
 		t := a.targets[0]
-		if v, ok := bounded(time.Second, func() any { v, _ := t.el.Evaluate(opensTabJS); return v }); ok && v == true {
+		chk := checkClick(t.el, t.rec.MainFrame)
+		if chk.opens {
 			a.opened = a.role.pageOpened()
 		}
-		if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: a.timeout}); err != nil {
+		if chk.ready {
+			// Ready now: the mouse clicks where the element is, without
+			// Playwright's waits for stable animation frames and for its
+			// hit-target check after the press (each a frame or more on a
+			// large page). A child frame's point would need its frame's
+			// offset, so there Playwright clicks.
+			if err := a.within(func() error { return a.tab.Page.Mouse().Click(chk.x, chk.y) }); err != nil {
+				return err
+			}
+		} else if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: a.timeout}); err != nil {
 			return err
 		}
 		a.res.addDid("Clicked %s.", describe(t.rec, in.Element))

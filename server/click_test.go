@@ -1,0 +1,58 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/retrace-dev/retrace/llmerr"
+)
+
+// TestClickLandsOnTheElement clicks elements the quick path takes (a plain
+// button, one in an open shadow root, one below the fold that needs
+// scrolling) and ones it leaves to Playwright's waits (an element still
+// moving, an element in a child frame, a checkbox through its label): each
+// gets a real mouse press, once, where it is.
+func TestClickLandsOnTheElement(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_click.html")})
+	snap := c.ok("browser_snapshot", nil)
+	// The sliding button moves for a moment, so the click waits for it to stop.
+	c.ok("browser_evaluate", map[string]any{"function": "() => { document.getElementById('slide').style.animation = 'slide 800ms ease-out'; }"})
+	for _, tc := range []struct{ button, log string }{
+		{`button "Sliding"`, "slide: mousedown mouseup click"},
+		{`button "Plain"`, "plain: mousedown mouseup click"},
+		{`button "Shadow"`, "shadow: mousedown mouseup click"},
+		{`button "Inner"`, "inner clicked"},
+		{`button "Far below"`, "far: mousedown mouseup click"},
+	} {
+		res := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, tc.button)})
+		mustContain(t, res, "Clicked "+tc.button)
+		if got := c.ok("browser_evaluate", map[string]any{"function": "() => document.getElementById('log').textContent"}); !strings.Contains(got, tc.log) {
+			t.Errorf("after clicking %s the page logged %s, want %q", tc.button, got, tc.log)
+		}
+	}
+	// The far button was scrolled into view to be clicked.
+	if y := c.ok("browser_evaluate", map[string]any{"function": "() => scrollY > 1000"}); !strings.Contains(y, "true") {
+		t.Errorf("the page was not scrolled to the far button: %s", y)
+	}
+	res := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `checkbox "Agree"`)})
+	mustContain(t, res, `checkbox "Agree"`, "[checked]")
+}
+
+// TestClickThatFreezesThePage clicks a button whose handler then never
+// yields: the click went through, so the error says it did, and says so at
+// once instead of waiting out every read of the page after it.
+func TestClickThatFreezesThePage(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{ActionTimeout: 2 * time.Second, NavigationTimeout: 4 * time.Second})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_busy-form.html")})
+	snap := c.ok("browser_snapshot", nil)
+	start := time.Now()
+	r := c.fail("browser_click", map[string]any{"ref": refOf(t, snap, `button "Freeze"`)}, llmerr.ActionTimeout)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the click took %v", took)
+	}
+	mustContain(t, r.Text, `Clicked button "Freeze"`, "Then the page stopped answering", "browser_navigate(")
+}
