@@ -677,7 +677,8 @@ func dismissedQuestion(ds []browser.DialogEvent) bool {
 }
 
 // includeSnapshot adds a snapshot of the role's current tab when the call
-// asked for one (snapshot: true).
+// asked for one (snapshot: true), and otherwise a small page the action
+// loaded (includeNewPage).
 func (a *acting) includeSnapshot() {
 	r := a.role
 	if !a.c.snapshot {
