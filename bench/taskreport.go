@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"time"
@@ -71,8 +72,8 @@ func renderTasks(servers []server, figs map[string]taskFigures, runs int, chromi
 	b.WriteString(tasksStart + "\n\n## Tasks\n\n")
 	b.WriteString("`make bench` (`go run ./bench -out docs/benchmarks.md`; this section alone: `go run ./bench -tasks-only -out docs/benchmarks.md`) plays five scripted tasks on the fixture pages under `testdata/pages/tasks/` against retrace and playwright-mcp 0.0.83 in one run, the same client for both, the servers in turn for each task.\n\n")
 	b.WriteString("The client reads only text. It keeps the last result it read and looks there for its next target by role and accessible name, in the line format both servers share (`- button \"Next page\" [ref=e12]`; lines under retrace's `removed from` are gone; of the rest the last is taken). When the last result does not show every target of the step, it calls `browser_snapshot` and looks there. A step is a click, a typed text, or several fields in one `browser_fill_form`; a failed action is tried once more after a snapshot. A task is finished when the page reports it to the fixture (`/eval/event`, out of band), not when the client thinks so. Calls count every call from the first `browser_navigate` on; tokens are o200k counts of every result the client read; wall time runs from the navigate to the fixture's event.\n\n")
-	fmt.Fprintf(&b, "Measured %s on %s/%s, %d cores (shared), %s; %d runs per task and server, medians; the run took %s. Targets (issue 17): tokens per finished task ≤ %.2f× playwright-mcp's and calls ≤ %.1f×, on every task, with both servers finishing the same tasks.\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchpage.ChromiumVersion(chromium), runs, took.Round(time.Second), taskTokenTarget, taskCallTarget)
+	fmt.Fprintf(&b, "Measured %s at %s on %s/%s, %d cores (shared), %s; %d runs per task and server, medians; the run took %s. Targets (issue 17): tokens per finished task ≤ %.2f× playwright-mcp's and calls ≤ %.1f×, on every task, with both servers finishing the same tasks.\n\n",
+		time.Now().UTC().Format("2006-01-02"), commitOf(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchpage.ChromiumVersion(chromium), runs, took.Round(time.Second), taskTokenTarget, taskCallTarget)
 
 	b.WriteString("### Summary\n\n")
 	fmt.Fprintf(&b, "| task | finished (%s / %s) | calls | tokens | wall ms | calls ratio | tokens ratio | wall ratio |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", a, p)
@@ -116,6 +117,16 @@ func renderTasks(servers []server, figs map[string]taskFigures, runs int, chromi
 	}
 	b.WriteString("\n" + tasksEnd + "\n")
 	return b.String()
+}
+
+// commitOf names the commit the bench built retrace from, marked when the
+// working tree had changes on top of it.
+func commitOf() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty=+changes", "--abbrev=7").Output()
+	if err != nil {
+		return "an unknown commit"
+	}
+	return "commit " + strings.TrimSpace(string(out))
 }
 
 // writeTasks puts the Tasks section into the Markdown file at path: in
