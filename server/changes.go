@@ -34,7 +34,7 @@ func (a *acting) reportChanges(navigated bool) {
 		r.eng.DropBaseline(page)
 		return
 	}
-	changed, same := r.eng.Changed(page)
+	changed, same, fields := r.eng.ChangedFields(page)
 	if !same {
 		r.eng.DropBaseline(page)
 		return
@@ -49,6 +49,20 @@ func (a *acting) reportChanges(navigated bool) {
 		return // the snapshot, taken as the new baseline, shows it all
 	}
 	var whole *snapshot.Snapshot
+	if old := r.eng.Baseline(page); len(fields) > 0 {
+		// Only the values of fields changed (the usual result of typing):
+		// they alone are read again, not the whole page.
+		if now, err := r.eng.PatchFields(page, r.reg, fields); err == nil {
+			res.changes, whole = diffReport(old, now, a.srv.cfg.SnapshotBudget)
+			if whole != nil {
+				res.snapshot = whole.Render(a.srv.view(a.c, a.srv.cfg.SnapshotBudget, 0))
+			}
+			if res.changes != "" {
+				res.hint = ""
+			}
+			return
+		}
+	}
 	res.changes, whole = r.changesSince(page, a.srv.cfg.SnapshotBudget)
 	if whole != nil {
 		res.snapshot = whole.Render(a.srv.view(a.c, a.srv.cfg.SnapshotBudget, 0))

@@ -152,8 +152,13 @@
   const listen = methodOf(EventTarget.prototype, 'addEventListener');
   const MO_OPTS = { attributes: true, childList: true, characterData: true, subtree: true };
   let changedSince = true, watching = false, watchedRoots = null;
+  // edited lists the fields whose value alone changed (input and change
+  // events, no mutation) since the watch began: a typed value is read again
+  // from them alone (edits).
+  let edited = null, editedSet = null;
   function stopWatch() {
     if (watching) { watching = false; watchedRoots = null; moDisconnect(observer); }
+    edited = null; editedSet = null;
   }
   const observer = moObserve && moDisconnect && moTake ? new MOC(() => { changedSince = true; stopWatch(); }) : null;
   function startWatch() {
@@ -167,13 +172,47 @@
   function watchRoot(root) {
     if (watching && !setHas(watchedRoots, root)) { setAdd(watchedRoots, root); moObserve(observer, root, MO_OPTS); }
   }
+  const evTarget = getterOf(typeof Event === 'function' ? Event.prototype : null, 'target');
+  // A field whose value changes only its own line: not a radio, whose
+  // group's other buttons change with it.
+  const ownValue = (t) => {
+    if (!t || nodeType(t) !== 1 || namespaceURI(t) !== HTML_NS) return false;
+    const tag = localName(t);
+    if (tag === 'textarea' || tag === 'select') return true;
+    const type = getAttr(t, 'type');
+    return tag === 'input' && (type === null || type === '' || type.toLowerCase() !== 'radio');
+  };
   if (listen) {
-    const mark = () => { changedSince = true; stopWatch(); };
+    const mark = (ev) => {
+      const t = evTarget && !changedSince && watching ? evTarget(ev) : null;
+      if (t && ownValue(t)) {
+        if (editedSet === null) { editedSet = new SetC(); edited = []; }
+        if (!setHas(editedSet, t)) { setAdd(editedSet, t); edited[edited.length] = t; }
+        return;
+      }
+      changedSince = true; stopWatch();
+    };
     listen(doc, 'input', mark, true); listen(doc, 'change', mark, true); listen(doc, 'toggle', mark, true);
   }
   function changed() {
     if (!changedSince && watching && moTake(observer).length > 0) { changedSince = true; stopWatch(); }
-    return changedSince;
+    return changedSince || edited !== null;
+  }
+  // edits is changed for a change report: false, true (read the document
+  // again), or the refs of the fields whose value alone changed, which it
+  // then forgets while the watch goes on.
+  function edits() {
+    if (!changedSince && watching && moTake(observer).length > 0) { changedSince = true; stopWatch(); }
+    if (changedSince) return true;
+    if (edited === null) return false;
+    const out = [];
+    for (let i = 0; i < edited.length; i++) {
+      const el = edited[i], ref = wmGet(refOf, el);
+      if (!ref || !isConnected(el) || lookup(ref) !== el) { changedSince = true; stopWatch(); return true; }
+      out[out.length] = ref;
+    }
+    edited = null; editedSet = null;
+    return out;
   }
 
   const HTML_NS = 'http://www.w3.org/1999/xhtml', SVG_NS = 'http://www.w3.org/2000/svg';
@@ -1616,5 +1655,5 @@
   }
 
   return { cover: cover, snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info,
-    changed: changed, invalid: invalid };
+    changed: changed, edits: edits, invalid: invalid };
 }

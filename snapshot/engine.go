@@ -183,6 +183,14 @@ func (e *Engine) DropBaseline(page playwright.Page) {
 // same is false when the main document is not the baseline's any more (a
 // navigation) or there is no baseline: then the changes are not a diff.
 func (e *Engine) Changed(page playwright.Page) (changed, same bool) {
+	changed, same, _ = e.ChangedFields(page)
+	return changed, same
+}
+
+// ChangedFields is Changed that also says, when the only change is the
+// value of some fields (typed, selected, checked) and nothing else moved,
+// which: their refs. PatchFields then reads them alone.
+func (e *Engine) ChangedFields(page playwright.Page) (changed, same bool, fields []string) {
 	e.mu.Lock()
 	ids := e.watched[page]
 	type watchedDoc struct {
@@ -196,7 +204,7 @@ func (e *Engine) Changed(page playwright.Page) (changed, same bool) {
 		case d == nil || d.gone || d.setAside || e.current[d.frame] != d:
 			if d == nil || d.main {
 				e.mu.Unlock()
-				return true, false
+				return true, false, nil
 			}
 			changed = true
 		default:
@@ -205,19 +213,112 @@ func (e *Engine) Changed(page playwright.Page) (changed, same bool) {
 	}
 	e.mu.Unlock()
 	if len(ids) == 0 {
-		return true, false
+		return true, false, nil
 	}
 	same = true
+	whole := changed // a document went: no field list covers that
 	for _, d := range docs {
-		v, err := withTimeout(time.Second, func() (any, error) { return d.h.Evaluate(`b => b.changed()`) })
+		v, err := withTimeout(time.Second, func() (any, error) { return d.h.Evaluate(`b => b.edits()`) })
 		if d.main && err != nil && (contextGone(err) || frameGone(err)) {
-			return true, false
+			return true, false, nil
 		}
-		if err != nil || v != false {
+		switch v := v.(type) {
+		case bool:
+			if v || err != nil {
+				changed, whole = true, true
+			}
+		case []any:
+			for _, r := range v {
+				ref, ok := r.(string)
+				if !ok {
+					whole = true
+					continue
+				}
+				fields = append(fields, ref)
+			}
 			changed = true
+		default:
+			changed, whole = true, true
 		}
 	}
-	return changed, same
+	if whole {
+		fields = nil
+	}
+	return changed, same, fields
+}
+
+// PatchFields makes page's new baseline from its last one with the lines of
+// fields read again, each alone: what ChangedFields said changed. It
+// returns the new baseline, or an error when a field cannot be read alone
+// (then the page is to be read whole).
+func (e *Engine) PatchFields(page playwright.Page, reg *refs.Registry, fields []string) (*Snapshot, error) {
+	old := e.Baseline(page)
+	if old == nil {
+		return nil, errors.New("no baseline")
+	}
+	known := map[string]bool{}
+	for _, r := range old.Refs {
+		known[r.Ref] = true
+	}
+	tree, recs := old.Tree, slices.Clone(old.Refs)
+	number := old.Number
+	for _, ref := range fields {
+		rec, err := reg.Lookup(ref)
+		if err != nil {
+			return nil, err
+		}
+		sub, err := e.CaptureSubtree(page, reg, rec)
+		if err != nil {
+			return nil, err
+		}
+		if len(sub.Tree) != 1 || sub.Tree[0].Ref != ref {
+			return nil, fmt.Errorf("the field %s does not read as one line", ref)
+		}
+		for _, r := range sub.Refs {
+			if !known[r.Ref] {
+				return nil, fmt.Errorf("the field %s shows new refs", ref)
+			}
+			for i := range recs {
+				if recs[i].Ref == r.Ref {
+					recs[i] = r
+				}
+			}
+		}
+		var found bool
+		if tree, found = replaceRef(tree, ref, sub.Tree[0]); !found {
+			return nil, fmt.Errorf("the field %s is not in the baseline", ref)
+		}
+		number = sub.Number
+	}
+	now := *old
+	now.Number, now.Tree, now.Refs = number, tree, recs
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.baselines[page] != old {
+		return nil, errors.New("the baseline changed meanwhile")
+	}
+	e.baselines[page] = &now
+	return &now, nil
+}
+
+// replaceRef returns nodes with the node of ref replaced by with, copying
+// only the nodes on the way to it, so the old tree stays as it was.
+func replaceRef(nodes []*Node, ref string, with *Node) ([]*Node, bool) {
+	for i, n := range nodes {
+		if n.Ref == ref {
+			out := slices.Clone(nodes)
+			out[i] = with
+			return out, true
+		}
+		if kids, ok := replaceRef(n.Children, ref, with); ok {
+			c := *n
+			c.Children = kids
+			out := slices.Clone(nodes)
+			out[i] = &c
+			return out, true
+		}
+	}
+	return nodes, false
 }
 
 // CaptureSubtree snapshots only the element rec points to (an iframe's
