@@ -87,7 +87,9 @@ clean:
 	rm -rf bin
 
 # Side-by-side comparison with playwright-mcp (installed from npm on first
-# use); writes docs/benchmarks.md. Not part of make test.
+# use): the scripted tasks, then the page figures; writes docs/benchmarks.md
+# (go run ./bench -tasks-only -out docs/benchmarks.md for the tasks alone).
+# Not part of make test.
 bench: setup
 	$(GO) run ./bench -out docs/benchmarks.md
 
