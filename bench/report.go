@@ -14,7 +14,7 @@ import (
 func render(servers []server, res map[string]map[string]result, cold map[string]float64, peak map[string]int64, runs int, chromium string) string {
 	a, p := servers[0].name, servers[1].name
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s/%s, %d cores, %s. Each snapshot and click figure is the median of %d timed calls after one warm-up, measured by the client as the MCP round trip.\n\n",
+	fmt.Fprintf(&b, "Measured %s on %s/%s, %d cores, %s. Each snapshot, click and type figure is the median of %d timed calls after one warm-up, measured by the client as the MCP round trip. The click is on an element whose click changes nothing in the page (a row's Edit button, a text field, the soup's Menu button, the top frame's button); typing replaces a text field's value with a different text each time.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchpage.ChromiumVersion(chromium), runs)
 
 	b.WriteString("### Snapshot\n\n")
