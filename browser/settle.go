@@ -96,11 +96,27 @@ func (t *Tab) settleRound(ctx context.Context, m Mark, lim SettleLimits, s *Sett
 			return false
 		}
 	}
-	t.waitUntil(ctx, lim.Network, func() bool {
-		_, _, pending, _ := t.since(m)
-		return pending == 0
-	})
-	_, _, s.PendingRequests, _ = t.since(m)
+	// A request the action's handler started can be seen only after the
+	// network wait looked (its event is late, or the handler awaited
+	// something first); one seen after the DOM went quiet gets one more
+	// wait, and the DOM the answer changes one more quiet window.
+	for pass := 0; pass < 2; pass++ {
+		t.waitUntil(ctx, lim.Network, func() bool {
+			_, _, pending, _ := t.since(m)
+			return pending == 0
+		})
+		_, _, s.PendingRequests, _ = t.since(m)
+		t.domQuiet(ctx, lim)
+		if _, _, pending, _ := t.since(m); pending == 0 || s.PendingRequests > 0 {
+			break
+		}
+	}
+	return true
+}
+
+// domQuiet waits, within lim, for the document to see no mutation for
+// lim.DOMQuiet.
+func (t *Tab) domQuiet(ctx context.Context, lim SettleLimits) {
 	if lim.DOMMax > 0 && !t.Closed() {
 		// An error here means the document changed again; the next round
 		// or the result's URL says so, so it is not an error of the action.
@@ -124,7 +140,6 @@ func (t *Tab) settleRound(ctx context.Context, m Mark, lim SettleLimits, s *Sett
 		case <-ctx.Done():
 		}
 	}
-	return true
 }
 
 // waitUntil waits until cond holds, limit passes, or ctx ends. cond is re-checked on every tab event.
