@@ -14,7 +14,7 @@ import (
 type snapshotArgs struct {
 	Ref     string `json:"ref,omitempty" jsonschema:"Only this element's subtree (an iframe's ref: its content)"`
 	Budget  *int   `json:"budget,omitempty" jsonschema:"Most characters of tree to return; 0: no limit"`
-	Offset  int    `json:"offset,omitempty" jsonschema:"Start at this line of the tree, to read on after a cut snapshot"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"Start at this line, to read on after a cut"`
 	Changes bool   `json:"changes,omitempty" jsonschema:"Only what changed since the last snapshot"`
 	roleArg
 }
@@ -30,7 +30,7 @@ type findArgs struct {
 
 func (s *Server) addSnapshotTools() {
 	addTool(s, def("browser_snapshot", "Page snapshot", readOnly, "The page as a compact accessibility tree, iframes inline; elements you can act on carry refs (e12). Large pages are cut, saying how to read on."), s.snapshot)
-	addTool(s, def("browser_find", "Find elements", readOnly, "Find elements by text, role or name without reading the whole tree: each match with its ref and container. Scrolls lists that render only the rows in view until a match appears."), s.find)
+	addTool(s, def("browser_find", "Find elements", readOnly, "Find elements by text, role or name: each match with its ref and container. Scrolls virtualised lists until a match appears."), s.find)
 }
 
 func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*response, error) {
