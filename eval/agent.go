@@ -125,13 +125,25 @@ func FindRef(text string, t Target) string { return findRef(refLine, text, t) }
 // findRef finds t in text with re, whose groups are role, name and ref.
 // Roles compare without case, as servers spell them differently.
 func findRef(re *regexp.Regexp, text string, t Target) string {
-	ri, ni, fi := re.SubexpIndex("role"), re.SubexpIndex("name"), re.SubexpIndex("ref")
-	for _, m := range re.FindAllStringSubmatch(text, -1) {
-		if strings.EqualFold(m[ri], t.Role) && unquote(m[ni]) == t.Name {
-			return m[fi]
+	for _, e := range elementsOf(re, text) {
+		if strings.EqualFold(e.role, t.Role) && e.name == t.Name {
+			return e.ref
 		}
 	}
 	return ""
+}
+
+// element is one element line of a snapshot.
+type element struct{ role, name, ref string }
+
+// elementsOf returns the element lines of text that re matches.
+func elementsOf(re *regexp.Regexp, text string) []element {
+	ri, ni, fi := re.SubexpIndex("role"), re.SubexpIndex("name"), re.SubexpIndex("ref")
+	var out []element
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		out = append(out, element{m[ri], unquote(m[ni]), m[fi]})
+	}
+	return out
 }
 
 // unquote reads a name as written between double quotes.

@@ -337,16 +337,5 @@ func holdsEllipsis(args map[string]any) bool {
 	return false
 }
 
-// element is one element line of a snapshot.
-type element struct{ role, name, ref string }
-
 // elements returns the element lines of text, as the server writes them.
-func (a *Agent) elements(text string) []element {
-	re := a.p.server.adapter.refLine
-	ri, ni, fi := re.SubexpIndex("role"), re.SubexpIndex("name"), re.SubexpIndex("ref")
-	var out []element
-	for _, m := range re.FindAllStringSubmatch(text, -1) {
-		out = append(out, element{m[ri], unquote(m[ni]), m[fi]})
-	}
-	return out
-}
+func (a *Agent) elements(text string) []element { return elementsOf(a.p.server.adapter.refLine, text) }
