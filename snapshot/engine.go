@@ -997,28 +997,36 @@ type Cover struct {
 
 // Cover returns what covers the element of rec at its centre, or nil.
 func (e *Engine) Cover(rec refs.Record) (*Cover, error) {
+	var c Cover
+	if ok, err := e.askRef(rec, "cover", &c); !ok || err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// askRef calls the bridge's method fn on the element of rec, in the
+// document the ref was issued in, and decodes its JSON answer into out. It
+// reports false, with no error, when that document is gone or fn answered
+// nothing.
+func (e *Engine) askRef(rec refs.Record, fn string, out any) (bool, error) {
 	e.mu.Lock()
 	d := e.current[e.docs[rec.Doc].frameOrNil()]
 	e.mu.Unlock()
 	if d == nil || d.id != rec.Doc {
-		return nil, nil
+		return false, nil
 	}
 	v, err := withTimeout(e.AnswerGrace+time.Second, func() (any, error) {
-		return d.frame.Evaluate(`({b, ref}) => { const c = b.cover(ref); return c ? JSON.stringify(c) : ''; }`,
-			map[string]any{"b": d.handle, "ref": rec.Ref})
+		return d.frame.Evaluate(`({b, ref, fn}) => { const r = b[fn](ref); return r ? JSON.stringify(r) : ''; }`,
+			map[string]any{"b": d.handle, "ref": rec.Ref, "fn": fn})
 	})
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	s, _ := v.(string)
 	if s == "" {
-		return nil, nil
+		return false, nil
 	}
-	var c Cover
-	if err := json.Unmarshal([]byte(s), &c); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return true, json.Unmarshal([]byte(s), out)
 }
 
 // Field is a form field that shows as invalid after its form's submit
@@ -1055,25 +1063,8 @@ type Radio struct {
 // the element of rec, or nil when it is no form's submit control or its
 // document is gone.
 func (e *Engine) Invalid(rec refs.Record) ([]Field, error) {
-	e.mu.Lock()
-	d := e.current[e.docs[rec.Doc].frameOrNil()]
-	e.mu.Unlock()
-	if d == nil || d.id != rec.Doc {
-		return nil, nil
-	}
-	v, err := withTimeout(e.AnswerGrace+time.Second, func() (any, error) {
-		return d.frame.Evaluate(`({b, ref}) => { const f = b.invalid(ref); return f ? JSON.stringify(f) : ''; }`,
-			map[string]any{"b": d.handle, "ref": rec.Ref})
-	})
-	if err != nil {
-		return nil, err
-	}
-	s, _ := v.(string)
-	if s == "" {
-		return nil, nil
-	}
 	var fs []Field
-	if err := json.Unmarshal([]byte(s), &fs); err != nil {
+	if ok, err := e.askRef(rec, "invalid", &fs); !ok || err != nil {
 		return nil, err
 	}
 	return fs, nil
