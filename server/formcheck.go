@@ -118,10 +118,7 @@ func fieldFix(f snapshot.Field, what string) (llmerr.Action, bool) {
 		for i, o := range live {
 			labels[i] = o.Label
 		}
-		pick := named(f.Message, labels)
-		if pick < 0 && len(live) == 1 {
-			pick = 0
-		}
+		pick := chosen(f.Message, labels)
 		if pick < 0 {
 			// The choice is the agent's: the field's line lists them.
 			return llmerr.Action{}, false
@@ -142,10 +139,7 @@ func fieldFix(f snapshot.Field, what string) (llmerr.Action, bool) {
 		for i, r := range live {
 			names[i] = r.Name
 		}
-		pick := named(f.Message, names)
-		if pick < 0 && len(live) == 1 {
-			pick = 0
-		}
+		pick := chosen(f.Message, names)
 		if pick < 0 {
 			return llmerr.Action{}, false
 		}
@@ -211,4 +205,13 @@ func named(message string, choices []string) int {
 // not in "cards").
 func hasWords(s, phrase string) bool {
 	return phrase != "" && wordsPattern(phrase).MatchString(s)
+}
+
+// chosen returns the choice the message names, the only choice when there
+// is one, or -1.
+func chosen(message string, choices []string) int {
+	if i := named(message, choices); i >= 0 || len(choices) != 1 {
+		return i
+	}
+	return 0
 }
