@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/playwright-community/playwright-go"
-
 	"github.com/retrace-dev/retrace/browser"
 )
 
@@ -45,15 +43,7 @@ func (r *role) followLateTabs(ctx context.Context) *browser.Tab {
 	var lines []string
 	deadline := time.Now().Add(time.Second)
 	for _, t := range fresh {
-		// A popup starts on about:blank; its document gets a moment.
-		pollUntil(ctx, deadline, func() bool {
-			u := t.Page.URL()
-			return t.Closed() || (u != "" && u != "about:blank")
-		})
-		left := max(time.Until(deadline), 100*time.Millisecond)
-		_ = t.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
-			State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(left.Milliseconds()))})
-		st := pageState(t)
+		st := popupState(ctx, t, deadline)
 		lines = append(lines, fmt.Sprintf("The page opened a new tab %d after the last call returned: %s\n%s", r.indexOf(t), st.url, titleLine(st.title)))
 	}
 	r.tab = fresh[len(fresh)-1]

@@ -634,15 +634,7 @@ func (r *role) reportNewTabs(ctx context.Context, res *response, nav time.Durati
 	// One deadline for all of them: each popup gets its document, boundedly.
 	deadline := time.Now().Add(min(nav, 3*time.Second))
 	for _, t := range fresh {
-		// A popup starts on about:blank.
-		pollUntil(ctx, deadline, func() bool {
-			u := t.Page.URL()
-			return t.Closed() || (u != "" && u != "about:blank")
-		})
-		left := max(time.Until(deadline), 100*time.Millisecond)
-		_ = t.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
-			State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(left.Milliseconds()))})
-		st := pageState(t)
+		st := popupState(ctx, t, deadline)
 		res.tabs = append(res.tabs, fmt.Sprintf("Opened a new tab %d: %s\n%s", r.indexOf(t), st.url, titleLine(st.title)))
 	}
 	r.tab = fresh[len(fresh)-1]
@@ -689,4 +681,17 @@ func (r *role) listTabs() string {
 		lines = append(lines, fmt.Sprintf("- %d%s: %s — %s", i, cur, t.Page.URL(), snapshot.Clip(title, snapshot.MaxTitle)))
 	}
 	return "Tabs:\n" + strings.Join(fenceBlock(lines), "\n")
+}
+
+// popupState waits, until deadline, for a popup to leave about:blank, where
+// every popup starts, and to load its document; then it reads its state.
+func popupState(ctx context.Context, t *browser.Tab, deadline time.Time) state {
+	pollUntil(ctx, deadline, func() bool {
+		u := t.Page.URL()
+		return t.Closed() || (u != "" && u != "about:blank")
+	})
+	left := max(time.Until(deadline), 100*time.Millisecond)
+	_ = t.Page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{
+		State: playwright.LoadStateDomcontentloaded, Timeout: playwright.Float(float64(left.Milliseconds()))})
+	return pageState(t)
 }
