@@ -484,7 +484,7 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 	nav := a.srv.cfg.NavigationTimeout
 	settled := tab.Settle(a.ctx, mark, browser.DefaultSettleLimits(nav))
 	res.dialogs = tab.TakeDialogs()
-	if tab.Stuck.Load() && !tab.Closed() {
+	if tab.Stuck.Load() && !tab.Closed() && !answersAgain(tab) {
 		// The action went through, then the page stopped answering (its
 		// own script never yields): every read that follows would only
 		// wait out its bound.
@@ -764,4 +764,16 @@ func pollUntil(ctx context.Context, deadline time.Time, cond func() bool) bool {
 			return cond()
 		}
 	}
+}
+
+// answersAgain asks a page the settle step found silent once more, briefly:
+// a machine busy starting many processes (a page that opened a storm of
+// popups) can hold a page's answer past the settle bound without the page
+// being stuck in its own script.
+func answersAgain(tab *browser.Tab) bool {
+	_, ok := bounded(700*time.Millisecond, func() error { _, err := tab.Page.Evaluate("() => true"); return err })
+	if ok {
+		tab.Stuck.Store(false)
+	}
+	return ok
 }
