@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -247,8 +248,12 @@ func (t *Tab) Crashed() bool {
 // Closed reports whether the page was closed.
 func (t *Tab) Closed() bool {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.closed || t.Page.IsClosed()
+	closed := t.closed
+	t.mu.Unlock()
+	// Not Page.IsClosed: playwright-go writes that flag on its dispatch
+	// goroutine without a lock. A closed page leaves its context's list
+	// under the context's lock, and before Watch sees it close.
+	return closed || !slices.Contains(t.Page.Context().Pages(), t.Page)
 }
 
 func (t *Tab) markGone() { t.goneOnce.Do(func() { close(t.gone) }) }
