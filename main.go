@@ -255,6 +255,7 @@ func serve(o options) error {
 		ActionTimeout:     time.Duration(o.timeoutAction) * time.Millisecond,
 		NavigationTimeout: time.Duration(o.timeoutNavigation) * time.Millisecond,
 		CloseWhenIdle:     true,
+		IdleLinger:        idleLinger,
 		DriverLog:         logOut,
 		Logger:            logger,
 	})
@@ -388,6 +389,12 @@ func expandEnv(s string) (string, error) {
 // minResultBytes is the smallest --max-result-bytes: below it, plans and
 // the notes that say how to read on would be cut.
 const minResultBytes = 10000
+
+// idleLinger is how long Chromium outlives its last context: long enough
+// that browser_close followed by a new task (an agent starting over, an
+// evaluation's next run) skips the browser's start, short enough that a
+// closed browser's memory is soon given back.
+const idleLinger = 30 * time.Second
 
 func parseViewport(s string) (*playwright.Size, error) {
 	w, h, ok := strings.Cut(strings.ToLower(s), "x")

@@ -43,9 +43,14 @@ type Options struct {
 	// ActionTimeout bounds element actions; NavigationTimeout bounds loads.
 	ActionTimeout     time.Duration
 	NavigationTimeout time.Duration
-	// CloseWhenIdle closes Chromium when the last context is closed, so that
-	// browser_close frees the memory; a shared test browser keeps it open.
+	// CloseWhenIdle closes Chromium when the last context has been closed
+	// for IdleLinger, so that browser_close frees the memory; a shared test
+	// browser keeps it open. A context opened within IdleLinger reuses the
+	// running Chromium (contexts share nothing, so the next session is as
+	// fresh as after a restart) and skips its start, which is most of the
+	// first call after browser_close.
 	CloseWhenIdle bool
+	IdleLinger    time.Duration
 	// DriverLog receives the driver's stderr. Never stdout: in stdio mode
 	// stdout carries JSON-RPC only.
 	DriverLog io.Writer
@@ -407,11 +412,27 @@ func (m *Manager) ReleaseContext(c playwright.BrowserContext) {
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	if m.opts.CloseWhenIdle && src.browser != nil && src.browser == t.browser && m.liveContexts(src.browser) == 0 {
+		if m.opts.IdleLinger <= 0 {
+			src.closeIdleLocked(src.browser)
+			return
+		}
 		b := src.browser
-		src.browser = nil
-		src.closedByUs.Store(b, true)
-		_ = b.Close()
+		time.AfterFunc(m.opts.IdleLinger, func() {
+			src.mu.Lock()
+			defer src.mu.Unlock()
+			if src.browser == b && src.drv != nil && src.drv.alive() && m.liveContexts(b) == 0 {
+				src.closeIdleLocked(b)
+			}
+		})
 	}
+}
+
+// closeIdleLocked closes b, src's browser with no context left. Call with
+// src.mu held.
+func (src *source) closeIdleLocked(b playwright.Browser) {
+	src.browser = nil
+	src.closedByUs.Store(b, true)
+	_ = b.Close()
 }
 
 // Contexts counts the contexts handed out and not yet released.

@@ -114,3 +114,52 @@ func parentOf(pid int) int {
 	}
 	return 0
 }
+
+// TestIdleLinger checks that with CloseWhenIdle and IdleLinger, a context
+// opened soon after the last one closed reuses the running Chromium (the
+// start is skipped), and that Chromium goes once nothing has used it for
+// IdleLinger.
+func TestIdleLinger(t *testing.T) {
+	if _, err := Locate("", ""); err != nil {
+		t.Skipf("no driver or Chromium: %v", err)
+	}
+	t.Parallel()
+	marker := fmt.Sprintf("--retrace-test-linger-%d", time.Now().UnixNano())
+	const linger = 1500 * time.Millisecond
+	m := NewManager(Options{Headless: true, Args: []string{marker}, DriverLog: testWriter{t},
+		ActionTimeout: 5 * time.Second, CloseWhenIdle: true, IdleLinger: linger})
+	defer m.Close()
+	open := func() int {
+		t.Helper()
+		c, err := m.NewContext(ContextOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.NewPage(); err != nil {
+			t.Fatal(err)
+		}
+		pid, err := processOf(marker, ProcessBrowser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.ReleaseContext(c)
+		return pid
+	}
+	first := open()
+	if again := open(); again != first {
+		t.Errorf("a context opened within the linger started another Chromium (pid %d, was %d)", again, first)
+	}
+	deadline := time.Now().Add(linger + 10*time.Second)
+	for {
+		if _, err := processOf(marker, ProcessBrowser); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Chromium still runs %v after its last context closed (linger %v)", linger+10*time.Second, linger)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if next := open(); next == first {
+		t.Errorf("after the linger, the next context ran in the Chromium that should have closed (pid %d)", next)
+	}
+}
