@@ -246,14 +246,22 @@ func goneError(ref, url string) error {
 	}
 }
 
+// LooksLikeText reports whether ref is not a ref at all but words: an
+// element's name or a description, not a selector or a mistyped ref.
+func LooksLikeText(ref string) bool {
+	return ref != "" && malformedCause(ref) == textCause
+}
+
+const textCause = "it looks like text or a description; tools take a ref like e12 from browser_snapshot"
+
 func malformedCause(ref string) string {
 	switch {
 	case strings.HasPrefix(ref, "[ref=") || strings.HasPrefix(ref, "ref="):
 		return "write only the ref itself, like e12, without [ref=...]"
 	case strings.ContainsAny(ref, "#.[]>:=") || strings.HasPrefix(ref, "//"):
 		return "it looks like a CSS selector or XPath; tools take a ref like e12 from browser_snapshot"
-	case strings.HasPrefix(strings.ToLower(ref), "e") && len(ref) > 1:
+	case strings.HasPrefix(strings.ToLower(ref), "e") && len(ref) > 1 && strings.ContainsAny(ref, "0123456789"):
 		return "refs are the letter e followed by a number, like e12"
 	}
-	return "it looks like text or a description; tools take a ref like e12 from browser_snapshot"
+	return textCause
 }

@@ -129,7 +129,7 @@ func TestUnknownRefs(t *testing.T) {
 	cases := []struct{ ref, cause string }{
 		{"e99999", "does not exist yet"},
 		{"#login > button", "CSS selector"},
-		{"Sign in button", "text or a description"},
+		{"the blue one at the top", "text or a description"},
 		{"[ref=e3]", "only the ref itself"},
 		{"", "no ref was given"},
 	}

@@ -31,13 +31,19 @@ func TestFrameDetached(t *testing.T) {
 	mustContain(t, r.Text, "inside a frame that has been removed", "Frame: "+fx.OtherURL+"/frame-inner.html?label=Pay", "browser_snapshot()")
 }
 
+// An overlay with a control that closes it does not go by itself: the
+// click says so at once, not after its whole timeout.
 func TestCoveredElementNamesTheWayOut(t *testing.T) {
-	c := connect(t, Config{ActionTimeout: 1500 * time.Millisecond})
+	c := connect(t, Config{ActionTimeout: 10 * time.Second})
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("interact.html")})
 	snap := c.ok("browser_snapshot", nil)
 	buy := refOf(t, snap, `button "Buy"`)
 	c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Show banner"`)})
+	start := time.Now()
 	r := c.fail("browser_click", map[string]any{"ref": buy}, llmerr.ElementNotInteractable)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the click took %v: a closable overlay should fail it well before its 10s timeout", took)
+	}
 	c.golden("ELEMENT_NOT_INTERACTABLE-covered", r)
 	mustContain(t, r.Text, `another element covers it: <div id="banner"> (dialog "Cookies")`,
 		`1. browser_click(ref="`, `close the covering element with its button "Accept all"`,
@@ -369,4 +375,29 @@ func TestRendererKilledUnderEvaluate(t *testing.T) {
 	}
 	c.follow(e)
 	mustContain(t, c.ok("browser_snapshot", nil), `button "Sign in"`)
+}
+
+// An agent that writes an element's name where its ref belongs is pointed
+// at the element: one named so is the plan's first step, which works as
+// written; several are each offered with their line.
+func TestNameInPlaceOfRef(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("interact.html")})
+	buy := refOf(t, c.ok("browser_snapshot", nil), `button "Buy"`)
+	for _, name := range []string{"Buy", "buy button", `"Buy"`} {
+		r := c.fail("browser_click", map[string]any{"ref": name}, llmerr.UnknownRef)
+		mustContain(t, r.Text, `the page has one element named so: button "Buy" [ref=`+buy+`]`,
+			`1. browser_click(ref="`+buy+`")`)
+	}
+	r := c.fail("browser_click", map[string]any{"ref": "Buy"}, llmerr.UnknownRef)
+	c.follow(r)
+	mustContain(t, c.ok("browser_snapshot", nil), "bought")
+
+	// Text that names nothing on the page keeps the plain plan.
+	r = c.fail("browser_click", map[string]any{"ref": "Purchase now"}, llmerr.UnknownRef)
+	mustContain(t, r.Text, "it looks like text or a description", "1. browser_snapshot()")
+	if strings.Contains(r.Text, "named so") {
+		t.Errorf("text that names nothing got a match:\n%s", r.Text)
+	}
 }

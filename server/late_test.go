@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestLateTabBecomesCurrent(t *testing.T) {
 	t.Parallel()
@@ -71,4 +74,24 @@ func TestReadAfterActionNamesItsPendingRequests(t *testing.T) {
 	}
 	fx.Release("late-pending")
 	c.ok("browser_wait_for", map[string]any{"text": "Remember me"})
+}
+
+// A page that says it is loading gets, in its snapshot, the wait that
+// outlasts the message; followed, the element it loaded is there.
+func TestSnapshotNamesTheWaitForALoadingPage(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{ActionTimeout: 3 * time.Second})
+	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/eval/_pay-later.html?delay=1200"})
+	snap := c.ok("browser_snapshot", nil)
+	mustContain(t, snap, `The page says it is still at work ("Loading payment options")`,
+		`browser_wait_for(textGone="Loading payment options") waits until that has gone.`)
+	if containsAny(snap, `button "Pay"`) {
+		t.Fatalf("Pay is already there; the test needs it late:\n%s", snap)
+	}
+	c.ok("browser_wait_for", map[string]any{"textGone": "Loading payment options"})
+	snap = c.ok("browser_snapshot", nil)
+	mustContain(t, snap, `button "Pay"`)
+	if containsAny(snap, "still at work") {
+		t.Errorf("the note stayed after the message went:\n%s", snap)
+	}
 }

@@ -156,7 +156,10 @@ func (c *call) resolve(r *role, ref string, again func(ref string) llmerr.Action
 			return nil, busyPage(c.tool, url, err)
 		}
 		if e, ok := llmerr.As(err); ok && e.Code == llmerr.UnknownRef {
-			return nil, c.otherRoleRef(e, r.name, again)
+			if err := c.otherRoleRef(e, r.name, again); err != e {
+				return nil, err
+			}
+			return nil, r.namedInstead(e, ref, again)
 		}
 		var re *resolveError
 		if errors.As(err, &re) {
@@ -231,6 +234,45 @@ func (r *role) withCandidates(err error, again func(ref string) llmerr.Action) e
 	return e
 }
 
+// namedInstead makes an unknown ref that is an element's name (an agent
+// wrote "Pay" for the button's ref) point at the element: with one on the
+// page named so, the first step is the same call on its ref; with a few,
+// each is named with its context.
+func (r *role) namedInstead(e *llmerr.Error, ref string, again func(ref string) llmerr.Action) error {
+	if !refs.LooksLikeText(ref) || r.tab == nil || r.tab.Closed() {
+		return e
+	}
+	snap, err := r.capture(r.tab.Page)
+	if err != nil {
+		return e
+	}
+	named := snap.Named(ref)
+	if len(named) == 0 {
+		return e
+	}
+	step := func(m snapshot.Match, why string) llmerr.Action {
+		a := again(m.Ref)
+		a.Why = why
+		return a
+	}
+	if len(named) == 1 {
+		e.Cause += fmt.Sprintf("; the page has one element named so: %s", strings.TrimSpace(named[0].Line))
+		e.Actions = []llmerr.Action{step(named[0], fmt.Sprintf("the element named %q, by its ref", ref))}
+		return e
+	}
+	e.Cause += fmt.Sprintf("; the page has %d elements named so", len(named))
+	var acts []llmerr.Action
+	for _, m := range named[:min(3, len(named))] {
+		why := "if it is the one: " + strings.TrimSpace(m.Line)
+		if m.Context != "" {
+			why += ", in " + m.Context
+		}
+		acts = append(acts, step(m, why))
+	}
+	e.Actions = append(acts, llmerr.Call("browser_snapshot", "to see them all in place"))
+	return e
+}
+
 // otherRoleRef says so when an unknown ref was issued in another role of
 // the session, and makes the same call in that role the first step.
 func (c *call) otherRoleRef(e *llmerr.Error, here string, again func(ref string) llmerr.Action) error {
@@ -279,7 +321,7 @@ func (r *role) diagnose(e *llmerr.Error, t *target) {
 	}
 	if cov, err := r.eng.Cover(t.rec); err == nil && cov != nil {
 		notInteractable("another element covers it")
-		r.explainCover(e, t)
+		r.explainCover(e, t, noticeWait)
 	}
 }
 
@@ -288,7 +330,8 @@ var dismissWords = regexp.MustCompile(`(?i)\b(close|dismiss|accept|agree|got it|
 
 // explainCover names what covers the element and the way out of it: the
 // overlay's close (or accept) control as step 1, the original call as step 2.
-func (r *role) explainCover(e *llmerr.Error, t *target) {
+// A notice is given up to wait to go by itself.
+func (r *role) explainCover(e *llmerr.Error, t *target, wait time.Duration) {
 	// A snapshot first, so the overlay's controls have refs.
 	page := r.tab.Page
 	if p := r.eng.PageOf(t.rec); p != nil {
@@ -329,7 +372,7 @@ func (r *role) explainCover(e *llmerr.Error, t *target) {
 		}
 	}
 	if cov.Live {
-		r.explainNotice(e, t, cov, what, retry)
+		r.explainNotice(e, t, cov, what, retry, wait)
 		return
 	}
 	e.Actions = []llmerr.Action{llmerr.Call("browser_snapshot", "find how to close "+what), retry}
@@ -401,20 +444,21 @@ func mainFrameError(en failurelog.Entry, url string, err error) *llmerr.Error {
 	return llmerr.Classify(err, llmerr.Situation{URL: url})
 }
 
-// noticeWait bounds how long the diagnosis of a failed action waits for a
-// notice over its element to go by itself.
+// noticeWait bounds how long a click waits for a notice over its element
+// to go by itself (tool_input.go), and the diagnosis of a failed action
+// likewise.
 const noticeWait = 3 * time.Second
 
 // explainNotice is explainCover for a notice (a toast, a snackbar: a live
 // region) with no close control: it goes by itself, so the diagnosis
-// waits for it, boundedly. Gone, the plan is the action again; still
+// waits for it, up to wait. Gone, the plan is the action again; still
 // there, a wait for its text to go, then the action.
-func (r *role) explainNotice(e *llmerr.Error, t *target, cov *snapshot.Cover, what string, retry llmerr.Action) {
+func (r *role) explainNotice(e *llmerr.Error, t *target, cov *snapshot.Cover, what string, retry llmerr.Action, limit time.Duration) {
 	if cov.Text != "" {
 		what += fmt.Sprintf(" saying %q", cov.Text)
 	}
 	start := time.Now()
-	gone := pollUntil(context.Background(), start.Add(noticeWait), func() bool {
+	gone := pollUntil(context.Background(), start.Add(limit), func() bool {
 		c, err := r.eng.Cover(t.rec)
 		return err == nil && (c == nil || !c.Live || c.Text != cov.Text)
 	})

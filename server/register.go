@@ -138,7 +138,7 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 		if c.role != nil {
 			// What did not stop the call comes back beside its result.
 			out.warnings = c.role.warnings()
-			out.notes = c.role.takeNotes()
+			out.notes = append(c.role.takeNotes(), out.notes...)
 		}
 		return out.result(s.cfg.MaxResultBytes), nil
 	})

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/retrace-dev/retrace/llmerr"
 )
@@ -82,32 +83,33 @@ func TestPageDownScrollsPane(t *testing.T) {
 	}
 }
 
-// A snackbar (a live region with no close control) over the target: the
-// diagnosis waits for it to go, and the plan is the action again; one that
-// stays longer gets a wait for its text first.
-func TestNoticeCoverPlan(t *testing.T) {
+// A snackbar (a live region with no close control) over the target goes
+// by itself: the click waits for it and says so. One that stays longer
+// than the click waits fails the click at once, with a wait for its text
+// to go as step 1, and never the notice's own Undo.
+func TestNoticeOverTarget(t *testing.T) {
 	t.Parallel()
-	c := connect(t, Config{ActionTimeout: 1500e6})
+	c := connect(t, Config{ActionTimeout: 1500 * time.Millisecond})
+	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/eval/_toast-sync.html"})
+	pay := refOf(t, c.ok("browser_snapshot", nil), `button "Pay"`)
+	c.ok("browser_evaluate", map[string]any{"function": "() => showSnackbar('Saved to your list', {ms: 1000})"})
+	res := c.ok("browser_click", map[string]any{"ref": pay})
+	mustContain(t, res, `for a notice ("Saved to your list") over it to go.`, "Paid, thank you")
+
 	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/eval/_toast-undo.html"})
-	snap := c.ok("browser_snapshot", nil)
-	c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Add to cart"`)})
-	r := c.fail("browser_click", map[string]any{"ref": refOf(t, snap, `button "Checkout"`)}, llmerr.ElementNotInteractable)
+	checkout := refOf(t, c.ok("browser_snapshot", nil), `button "Checkout"`)
+	c.ok("browser_evaluate", map[string]any{"function": "() => showSnackbar('Kettle added to your cart', {action: 'Undo', ms: 8000})"})
+	start := time.Now()
+	r := c.fail("browser_click", map[string]any{"ref": checkout}, llmerr.ElementNotInteractable)
+	if took := time.Since(start); took > noticeWait+2*time.Second {
+		t.Errorf("the click took %v: it must give up once it has waited %v for the notice", took, noticeWait)
+	}
 	c.checkPlan("browser_click", r)
-	mustContain(t, r.Text, `a notice covered it: <div id="snackbar"> (status) saying "Kettle added to your cart"; it went by itself`,
-		"1. browser_click(ref=", "the notice has gone: do it again", "do not close it")
+	mustContain(t, r.Text, `a notice covers it: <div id="snackbar"> (status) saying "Kettle added to your cart"; it goes by itself`,
+		`1. browser_wait_for(textGone="Kettle added to your cart")`, "2. browser_click(ref=", "do not close it")
 	if n := strings.Count(r.Text, "browser_click("); n != 1 {
 		t.Errorf("the plan has %d clicks, want only the retry (never the notice's Undo):\n%s", n, r.Text)
 	}
-	c.follow(r)
-	mustContain(t, c.ok("browser_find", map[string]any{"text": "Checking out"}), "1 match")
-
-	c.ok("browser_navigate", map[string]any{"url": fx.URL + "/eval/_toast-sync.html"})
-	snap = c.ok("browser_snapshot", nil)
-	c.ok("browser_evaluate", map[string]any{"function": "() => showSnackbar('Your cart was updated on another device', {ms: 7000})"})
-	r = c.fail("browser_click", map[string]any{"ref": refOf(t, snap, `button "Pay"`)}, llmerr.ElementNotInteractable)
-	c.checkPlan("browser_click", r)
-	mustContain(t, r.Text, "a notice covers it", "it goes by itself",
-		`1. browser_wait_for(textGone="Your cart was updated on another device")`, "2. browser_click(ref=")
 }
 
 // A route change of the page's own script (history.pushState on the same

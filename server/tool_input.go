@@ -10,6 +10,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/llmerr"
+	"github.com/retrace-dev/retrace/snapshot"
 )
 
 // The tools that act with the mouse and keyboard: click, type, hover,
@@ -145,12 +146,87 @@ func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, e
 			if err := a.within(func() error { return a.tab.Page.Mouse().Click(chk.x, chk.y) }); err != nil {
 				return err
 			}
-		} else if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: a.timeout}); err != nil {
-			return err
+		} else {
+			if err := a.clearCover(t); err != nil {
+				return err
+			}
+			if err := t.el.Click(playwright.ElementHandleClickOptions{Timeout: a.timeout}); err != nil {
+				return err
+			}
 		}
 		a.res.addDid("Clicked %s.", describe(t.rec, in.Element))
 		return nil
 	}))
+}
+
+// coverSeen is how long an overlay with its own close control must stay
+// over an element before a click calls it in the way.
+const coverSeen = 300 * time.Millisecond
+
+// clearCover looks, before a click that is not ready, at what covers its
+// element, so that the click neither waits its whole timeout on something
+// that will not move nor fails on something that will: a notice (a toast,
+// a snackbar) goes by itself, so the click waits for it, up to noticeWait,
+// and says so (still there, the error's plan waits for its text to go);
+// an overlay with a control that closes it (a cookie banner, a modal)
+// stays until closed, so once seen over the element for coverSeen, the
+// click fails now with the plan that closes it. Anything else is left to
+// Playwright's click, which waits and explains.
+func (a *acting) clearCover(t *target) error {
+	if !t.rec.MainFrame {
+		return nil
+	}
+	eng := a.role.eng
+	cov, err := eng.Cover(t.rec)
+	if err != nil || cov == nil {
+		return nil
+	}
+	switch {
+	case cov.Live:
+		start := time.Now()
+		gone := pollUntil(a.ctx, start.Add(noticeWait), func() bool {
+			c, err := eng.Cover(t.rec)
+			return err == nil && (c == nil || !c.Live || c.Text != cov.Text)
+		})
+		if !gone {
+			e := llmerr.Classify(fmt.Errorf("<%s> intercepts pointer events", cov.Tag),
+				llmerr.Situation{Tool: a.c.tool, Ref: t.rec.Ref, Element: t.rec.Element(), URL: a.tab.Page.URL()})
+			e.Code = llmerr.ElementNotInteractable
+			e.Message = fmt.Sprintf("Could not act on %s: another element covers it.", describe(t.rec, ""))
+			a.role.explainCover(e, t, 0)
+			return e
+		}
+		what := "a notice"
+		if cov.Text != "" {
+			what += fmt.Sprintf(" (%q)", cov.Text)
+		}
+		a.res.notes = append(a.res.notes, fmt.Sprintf("Waited %s for %s over it to go.",
+			time.Since(start).Round(100*time.Millisecond), what))
+	case dismissible(cov):
+		moved := pollUntil(a.ctx, time.Now().Add(coverSeen), func() bool {
+			c, err := eng.Cover(t.rec)
+			return err == nil && (c == nil || c.Tag != cov.Tag || c.ID != cov.ID)
+		})
+		if !moved {
+			return fmt.Errorf("<%s> intercepts pointer events", cov.Tag)
+		}
+	}
+	return nil
+}
+
+// dismissible reports whether cov has a control that closes it.
+func dismissible(cov *snapshot.Cover) bool {
+	for _, k := range cov.Refs {
+		if dismissWords.MatchString(k.Name) && (k.Role == "button" || k.Role == "link") {
+			return true
+		}
+	}
+	for _, k := range cov.Controls {
+		if dismissWords.MatchString(k.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*response, error) {

@@ -86,7 +86,21 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*respo
 		res.addDid("No earlier snapshot of this document to compare with: the whole page follows.")
 	}
 	res.addBody(snap.Render(s.view(c, budget, in.Offset)))
+	if in.Ref == "" && in.Offset == 0 {
+		res.notes = append(res.notes, busyNote(snap)...)
+	}
 	return res, nil
+}
+
+// busyNote says, when the page shows that it is still at work ("Loading
+// payment options…"), which wait outlasts it: what the agent came for is
+// often not on the page until that text goes.
+func busyNote(snap *snapshot.Snapshot) []string {
+	busy := strings.TrimRight(snap.Busy(), " .…")
+	if busy == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("The page says it is still at work (%q): what it loads may not be shown yet. browser_wait_for(textGone=%q) waits until that has gone.", busy, busy)}
 }
 
 // view is how a snapshot is shown to call c: fenced, within the result

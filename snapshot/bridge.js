@@ -1538,7 +1538,7 @@
     if (!top || top === el || nodeContains(el, top)) return null;
     let c = top;
     for (let p = parentElement(c); p && !nodeContains(p, el) && p !== docBody(doc); p = parentElement(p)) c = p;
-    const out = { tag: localName(c), id: getAttr(c, 'id') || '', refs: [] };
+    const out = { tag: localName(c), id: getAttr(c, 'id') || '', refs: [], controls: [] };
     // Name the overlay by itself, or by the dialog just inside it.
     let d = describeEl(c);
     for (let k = firstChild(c); k && d.role === 'generic'; k = nextSibling(k)) {
@@ -1562,6 +1562,11 @@
         if (kr !== undefined && isConnected(k)) {
           const i = info(kr);
           if (i) out.refs[out.refs.length] = { ref: kr, role: i.role, name: i.name };
+        } else if (out.controls.length < 20) {
+          // Not seen by a snapshot yet (the overlay came after it): named
+          // all the same, so a click can tell a closable overlay at once.
+          const kd = describeEl(k);
+          if (kd.role === 'button' || kd.role === 'link') out.controls[out.controls.length] = { role: kd.role, name: kd.name };
         }
         if (out.refs.length < 20) walk(k);
       }

@@ -993,6 +993,12 @@ type Cover struct {
 		Role string `json:"role"`
 		Name string `json:"name"`
 	} `json:"refs"`
+	// Controls are the buttons and links inside it that no snapshot has
+	// seen yet, so have no ref: role and name only.
+	Controls []struct {
+		Role string `json:"role"`
+		Name string `json:"name"`
+	} `json:"controls"`
 }
 
 // Cover returns what covers the element of rec at its centre, or nil.

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -52,6 +53,38 @@ func (s *Snapshot) Same(role, name string) []Match {
 	})
 	return out
 }
+
+// Named returns the elements with a ref whose accessible name is text,
+// compared case-insensitively; a role word before or after it ("Pay
+// button", "link Home") names the role too. It is where an agent that
+// wrote an element's name in place of its ref meant to act.
+func (s *Snapshot) Named(text string) []Match {
+	want := strings.ToLower(strings.Trim(strings.TrimSpace(text), `"'`))
+	role := ""
+	if f := strings.Fields(want); len(f) > 1 {
+		switch {
+		case roleWords[f[0]]:
+			role, want = f[0], strings.Join(f[1:], " ")
+		case roleWords[f[len(f)-1]]:
+			role, want = f[len(f)-1], strings.Join(f[:len(f)-1], " ")
+		}
+		want = strings.Trim(want, `"'`)
+	}
+	var out []Match
+	if want == "" {
+		return nil
+	}
+	s.walk(func(n, ctx *Node) {
+		if n.Ref != "" && strings.ToLower(strings.TrimSpace(n.Name)) == want && (role == "" || strings.ToLower(n.Role) == role) {
+			out = append(out, matchOf(n, ctx))
+		}
+	})
+	return out
+}
+
+// roleWords are the roles an agent writes beside a name.
+var roleWords = map[string]bool{"button": true, "link": true, "textbox": true, "checkbox": true, "radio": true,
+	"combobox": true, "tab": true, "menuitem": true, "option": true, "switch": true}
 
 // walk visits every node in document order with its context: the nearest
 // enclosing node whose own line says something.
@@ -128,4 +161,32 @@ func inlineOnly(n *Node) []*Node {
 		return n.Children
 	}
 	return nil
+}
+
+// busyWords start the text of a notice that the page is still at work:
+// "Loading payment options…", "Please wait", "Checking your card...".
+var busyWords = regexp.MustCompile(`(?i)^(loading|please wait|one moment|checking|verifying|fetching|processing|searching|updating|saving|signing in|connecting)\b`)
+
+// Busy returns the text of the first visible notice that the page is
+// still at work (a progress bar's name, or a short text that starts as a
+// loading message does), or "". What it announces is often not on the
+// page yet: a target missing from this snapshot may come when it goes.
+func (s *Snapshot) Busy() string {
+	found := ""
+	s.walk(func(n, _ *Node) {
+		if found != "" {
+			return
+		}
+		for _, t := range []string{n.Text, n.Name} {
+			t = strings.TrimSpace(t)
+			if t != "" && len(t) <= 80 && busyWords.MatchString(t) && (n.Ref == "" || n.Role == "progressbar") {
+				found = t
+				return
+			}
+		}
+		if n.Role == "progressbar" && found == "" {
+			found = n.Name
+		}
+	})
+	return found
 }
