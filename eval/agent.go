@@ -19,6 +19,10 @@ type Result struct {
 	IsError bool
 }
 
+// healed matches what a server says when it met a fault and got past it
+// by itself (retrace's words; another server's run counts only its errors).
+var healed = regexp.MustCompile(`signed in again by its sign-in recipe|Waited [0-9.]+m?s for a notice`)
+
 // Step is one call of the agent's, for the run's trace.
 type Step struct {
 	Tool    string         `json:"tool"`
@@ -26,7 +30,8 @@ type Step struct {
 	IsError bool           `json:"isError,omitempty"`
 	Code    string         `json:"code,omitempty"` // from the structured error, for the report only
 	// Healed is set when the server recovered by itself and said so: the
-	// role was signed in again by its recipe.
+	// role was signed in again by its recipe, or the click waited for a
+	// notice over its target to go.
 	Healed bool `json:"healed,omitempty"`
 	// Error is the start of an error's text, for reading a run afterwards.
 	Error string `json:"error,omitempty"`
@@ -90,7 +95,7 @@ func (a *Agent) Call(tool string, args map[string]any) Result {
 	start := time.Now()
 	r, code := a.p.call(a.ctx, tool, args)
 	st := Step{Tool: tool, Args: args, IsError: r.IsError, Code: code, Ms: time.Since(start).Milliseconds()}
-	st.Healed = strings.Contains(r.Text, "signed in again by its sign-in recipe")
+	st.Healed = healed.MatchString(r.Text)
 	if r.IsError {
 		st.Error = excerpt(r.Text, 300)
 	}

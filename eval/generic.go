@@ -16,8 +16,8 @@ import (
 //   - A target that is not there: it reads the page once more; then follows
 //     the explicit tool calls of the last result and that snapshot; signs
 //     in if the page shows a sign-in form; then presses PageDown up to 5
-//     times, reading the page after each. It waits a second before each of
-//     these re-reads, as a model's turn takes at least that long.
+//     times, reading the page after each. It waits thinkTime before each
+//     of these re-reads, as a model's turn takes at least that long.
 //   - An error: it follows the explicit tool calls the error text names, in
 //     order (the last of the intended tool is its retry); with none, it retries
 //     the same call once; then it reads the page, signs in if it shows a
@@ -34,6 +34,10 @@ import (
 // argument ("…", "<...>"). It never follows a call of the server's
 // script tool: the goal must be reached through the page.
 type Generic struct{}
+
+// thinkTime is the least a model's turn takes, waited before each re-read
+// of the page: time passes for a late element as it would for a model.
+const thinkTime = 500 * time.Millisecond
 
 func (Generic) Name() string { return "generic" }
 
@@ -109,7 +113,7 @@ func (g *generic) reread() bool {
 	select {
 	case <-g.a.ctx.Done():
 		return false
-	case <-time.After(time.Second):
+	case <-time.After(thinkTime):
 	}
 	return g.snapshot()
 }
