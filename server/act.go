@@ -70,6 +70,19 @@ type acting struct {
 	from  string
 	mark  browser.Mark
 	start time.Time
+	// set are the fields whose value the action set, with the value typed
+	// ("" for a choice or a checkbox): the change report leaves out what
+	// the agent asked for itself.
+	set map[string]string
+}
+
+// setValue notes that the action set ref's value as the agent asked:
+// typed text, or "" for a choice made or a box checked.
+func (a *acting) setValue(ref, typed string) {
+	if a.set == nil {
+		a.set = map[string]string{}
+	}
+	a.set[ref] = typed
 }
 
 // target is a resolved ref ready for an action.
@@ -536,6 +549,7 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 		res.loading = tab.Pending(mark)
 	}
 	a.reportChanges(a.landed != nil)
+	a.noteResubmit(a.landed != nil || moved || settled.Navigated)
 	if a.landed == nil && !moved && !settled.Navigated {
 		a.reportInvalid()
 	}

@@ -17,6 +17,9 @@ import (
 // engine's watch (snapshot.Engine.Changed) makes "nothing changed" one
 // round trip per frame; otherwise the page is captured again and diffed.
 
+// onlySet is said when the only change is the values the action set.
+const onlySet = "Nothing else changed on the page."
+
 // noChange is said when the watch saw nothing change.
 const noChange = "No change in the page's elements since the last snapshot."
 
@@ -53,7 +56,7 @@ func (a *acting) reportChanges(navigated bool) {
 		// Only the values of fields changed (the usual result of typing):
 		// they alone are read again, not the whole page.
 		if now, err := r.eng.PatchFields(page, r.reg, fields); err == nil {
-			res.changes, whole = diffReport(old, now, a.srv.cfg.SnapshotBudget)
+			res.changes, whole = diffReport(old, now, a.srv.cfg.SnapshotBudget, a.set)
 			if whole != nil {
 				res.snapshot = whole.Render(a.srv.view(a.c, a.srv.cfg.SnapshotBudget, 0))
 			}
@@ -63,7 +66,7 @@ func (a *acting) reportChanges(navigated bool) {
 			return
 		}
 	}
-	res.changes, whole = r.changesSince(page, a.srv.cfg.SnapshotBudget)
+	res.changes, whole = r.changesSince(page, a.srv.cfg.SnapshotBudget, a.set)
 	if whole != nil {
 		res.snapshot = whole.Render(a.srv.view(a.c, a.srv.cfg.SnapshotBudget, 0))
 	}
@@ -82,7 +85,7 @@ const wholeInline = 8000
 // since the old one within budget characters, or says why it cannot. When
 // the changes would take longer to read than the page and the page is
 // small, it returns the new capture too, for the result to give whole.
-func (r *role) changesSince(page playwright.Page, budget int) (string, *snapshot.Snapshot) {
+func (r *role) changesSince(page playwright.Page, budget int, set map[string]string) (string, *snapshot.Snapshot) {
 	old := r.eng.Baseline(page)
 	now, err := r.baseline(page)
 	switch {
@@ -91,14 +94,18 @@ func (r *role) changesSince(page playwright.Page, budget int) (string, *snapshot
 	case old == nil || now.Doc != old.Doc:
 		return hintStaleRefs, nil
 	}
-	return diffReport(old, now, budget)
+	return diffReport(old, now, budget, set)
 }
 
 // diffReport renders the changes from old to now for a result, or, when
 // they would take longer to read than the page, says so and returns now
-// for the result to give whole if it is small.
-func diffReport(old, now *snapshot.Snapshot, budget int) (string, *snapshot.Snapshot) {
+// for the result to give whole if it is small. A field of set that shows
+// just what the action put there is not reported again.
+func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string) (string, *snapshot.Snapshot) {
 	ch := snapshot.Diff(old, now)
+	if ch.DropSet(set) > 0 && ch.Empty() {
+		return onlySet, nil
+	}
 	if ch.TooMany || (!ch.Empty() && ch.Size() > ch.Full) {
 		if ch.Full <= wholeInline && (budget <= 0 || ch.Full <= budget) {
 			return fmt.Sprintf("The page changed more than reading it whole would take (%d lines of its tree); here it is whole:", ch.Lines), now

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
 	"github.com/retrace-dev/retrace/snapshot"
 )
@@ -54,6 +55,19 @@ func (a *acting) reportInvalid() {
 	again := t.again(t.rec.Ref)
 	again.Why = "submit the form again"
 	a.res.invalid = invalidReport(fields, again)
+	rf := &refusedForm{tab: a.tab, submit: again, line: describe(t.rec, ""), of: map[string]string{}, pending: map[string]bool{}}
+	for _, f := range fields {
+		if f.Ref == "" {
+			continue
+		}
+		rf.pending[f.Ref] = true
+		rf.of[f.Ref] = f.Ref
+		for _, r := range f.Radios {
+			// Any radio of the group sets it.
+			rf.of[r.Ref] = f.Ref
+		}
+	}
+	a.role.refused = rf
 	// The steps are the next move; the generic hint would only compete.
 	a.res.hint = ""
 }
@@ -214,4 +228,50 @@ func chosen(message string, choices []string) int {
 		return i
 	}
 	return 0
+}
+
+// refusedForm is a form the page refused: the fields it marked that are
+// not set again yet, and the call that submits it.
+type refusedForm struct {
+	tab     *browser.Tab
+	submit  llmerr.Action
+	line    string            // the submit control's line, as a snapshot shows it
+	of      map[string]string // a ref that sets a field (a radio sets its group) → the field
+	pending map[string]bool
+}
+
+// noteResubmit tells, once an action has set every field the page refused,
+// the call that submits the form again: the agent fixing a field knows the
+// next step without reading the page for the button.
+func (a *acting) noteResubmit(navigated bool) {
+	rf := a.role.refused
+	if rf == nil {
+		return
+	}
+	if navigated || rf.tab != a.tab || a.tab.Closed() {
+		a.role.refused = nil
+		return
+	}
+	// A field is set by typing, choosing, or a click on a checkbox or
+	// radio.
+	touched := false
+	set := func(ref string) {
+		if f, ok := rf.of[ref]; ok {
+			delete(rf.pending, f)
+			touched = true
+		}
+	}
+	for ref := range a.set {
+		set(ref)
+	}
+	for _, t := range a.targets {
+		if a.c.tool == "browser_click" {
+			set(t.rec.Ref)
+		}
+	}
+	if !touched || len(rf.pending) > 0 {
+		return
+	}
+	a.role.refused = nil
+	a.res.notes = append(a.res.notes, fmt.Sprintf("Every field the form refused has been set again: %s submits it (%s).", rf.submit.Call(), rf.line))
 }

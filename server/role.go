@@ -27,6 +27,9 @@ type role struct {
 	seat *browser.Seat
 
 	bctx playwright.BrowserContext
+	// refused is the last form the page refused, until its fields are
+	// set again or its tab leaves the document (formcheck.go).
+	refused *refusedForm
 	// tab is the current tab: where tools act when a ref does not say
 	// otherwise. tabs are the open tabs, in the order they opened.
 	tab  *browser.Tab

@@ -78,6 +78,7 @@ func (s *Server) selectOption(ctx context.Context, c *call, in selectArgs) (*res
 			return err
 		}
 		a.res.addDid("Selected %s in %s.", quoteAll(labelsOf(chosen, opts)), describe(t.rec, in.Element))
+		a.setValue(t.rec.Ref, "")
 		return nil
 	}))
 }
@@ -205,6 +206,11 @@ func (s *Server) fillForm(ctx context.Context, c *call, in fillFormArgs) (*respo
 				return fieldErr(err)
 			}
 			lines = append(lines, "- "+line)
+			typed := ""
+			if strings.Contains(line, ": typed ") {
+				typed = f.Value
+			}
+			a.setValue(t.rec.Ref, typed)
 		}
 		a.res.addDid("Filled %d field%s:\n%s", len(in.Fields), plural(len(in.Fields), "s"), strings.Join(lines, "\n"))
 		return nil

@@ -247,6 +247,7 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*response,
 			return err
 		}
 		a.res.addDid("Typed %d characters into %s.", utf8.RuneCountInString(in.Text), describe(t.rec, in.Element))
+		a.setValue(t.rec.Ref, in.Text)
 		if in.Submit {
 			if err := t.el.Press("Enter", playwright.ElementHandlePressOptions{Timeout: a.timeout}); err != nil {
 				return err

@@ -62,7 +62,7 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*respo
 				res := &response{dialogs: tab.TakeDialogs(), changes: noChange}
 				if changed {
 					var whole *snapshot.Snapshot
-					if res.changes, whole = r.changesSince(tab.Page, budget); whole != nil {
+					if res.changes, whole = r.changesSince(tab.Page, budget, nil); whole != nil {
 						res.addDid("%s", res.changes)
 						res.changes = ""
 						res.addBody(whole.Render(s.view(c, budget, 0)))

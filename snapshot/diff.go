@@ -3,6 +3,8 @@ package snapshot
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -493,4 +495,51 @@ func (c *Changes) Size() int {
 		}
 	}
 	return n
+}
+
+// DropSet removes the changed lines of the elements in set whose change
+// is only what an action put there as the agent asked, which the agent
+// knows: set maps a ref to the text typed into it, or to "" for a choice
+// made or a box checked. It returns how many it removed. A field that
+// shows other text than was typed (a mask, a cut), became valid or
+// invalid, or changed name, stays.
+func (c *Changes) DropSet(set map[string]string) int {
+	if c == nil || len(set) == 0 {
+		return 0
+	}
+	n := 0
+	c.Changed = slices.DeleteFunc(c.Changed, func(ch Changed) bool {
+		m := refOfLine.FindStringSubmatch(ch.Now)
+		if m == nil {
+			return false
+		}
+		typed, ok := set[m[1]]
+		if !ok || withoutValue(ch.Now) != withoutValue(ch.Was) {
+			return false
+		}
+		if typed != "" && !strings.Contains(ch.Now, "[ref="+m[1]+"]: "+strconv.Quote(Clip(typed, MaxText))) {
+			return false
+		}
+		n++
+		return true
+	})
+	return n
+}
+
+var (
+	refOfLine = regexp.MustCompile(`\[ref=(e\d+)\]`)
+	// valueParts are what an element's line says of its value: the quoted
+	// value after its ref, the placeholder shown while it is empty, its
+	// checked state.
+	valueParts = regexp.MustCompile(`(\[ref=e\d+\]): "(?:[^"\\]|\\.)*"| \[placeholder="(?:[^"\\]|\\.)*"\]| \[checked(?:=\w+)?\]`)
+)
+
+// withoutValue is an element's line without what it says of its value.
+func withoutValue(line string) string {
+	return valueParts.ReplaceAllStringFunc(line, func(s string) string {
+		if strings.HasPrefix(s, "[ref=") {
+			return s[:strings.Index(s, "]")+1]
+		}
+		return ""
+	})
 }
