@@ -236,6 +236,13 @@ func (a *acting) load(url, verb string) error {
 			return err
 		}
 	}
+	if strings.HasPrefix(a.tab.Page.URL(), "chrome-error:") {
+		// A failed load left its error page, whose late commits would
+		// interrupt this one: a fresh tab loses nothing of it.
+		if t, err := a.role.replaceTab(a.tab); err == nil {
+			a.tab, a.mark = t, t.Mark()
+		}
+	}
 	resp, err := a.goTo(url, nav)
 	if err == nil {
 		err = a.unreachable(resp, url)
@@ -341,6 +348,16 @@ func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error
 		})
 		if err == nil || !strings.Contains(err.Error(), "interrupted by another navigation") {
 			return resp, err
+		}
+		if try == 0 && strings.Contains(err.Error(), `navigation to "chrome-error://`) {
+			// The error page of the load before (a refused connection, a
+			// certificate) committed late, over this one. The tab holds
+			// nothing but that error page: the load is made again in a
+			// fresh one, which no late commit reaches.
+			if t, rerr := a.role.replaceTab(a.tab); rerr == nil {
+				a.tab, a.mark = t, t.Mark()
+				continue
+			}
 		}
 		// The page being left took the tab back (same address, another
 		// query): leave it for a fresh tab whenever there is time for the

@@ -1,0 +1,42 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// TestNavigationAfterAFailedOne: after a load that failed (a refused
+// connection, a name that does not resolve, a certificate the browser does
+// not trust), the next browser_navigate to a good page simply works, and
+// the failed load's plan names a call. Ten rounds, as the issue asks.
+func TestNavigationAfterAFailedOne(t *testing.T) {
+	t.Parallel()
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "<title>Self-signed</title><p>hello</p>")
+	}))
+	defer tlsSrv.Close()
+	c := connect(t, Config{})
+	good := fx.Page("form.html")
+	bad := []struct{ url, code string }{
+		{fx.DeadURL + "/", "ERR_CONNECTION_REFUSED"},
+		{"http://no-such-host.invalid/", "ERR_NAME_NOT_RESOLVED"},
+		{tlsSrv.URL + "/", "ERR_CERT_AUTHORITY_INVALID"},
+	}
+	for i := range 10 {
+		b := bad[i%len(bad)]
+		r := c.call("browser_navigate", map[string]any{"url": b.url})
+		if !r.IsError {
+			t.Fatalf("run %d: %s loaded:\n%s", i, b.url, r.Text)
+		}
+		mustContain(t, r.Text, b.code)
+		mustContain(t, r.Text, "1. browser_navigate(")
+		c.checkPlan("browser_navigate", r)
+		out := c.ok("browser_navigate", map[string]any{"url": good})
+		mustContain(t, out, "Navigated to "+good, "Title: <page-content>Sign in</page-content>")
+		if containsAny(out, "Another navigation", "kept navigating", "Still loading") {
+			t.Errorf("run %d: the load after %s was disturbed:\n%s", i, b.code, out)
+		}
+	}
+}
