@@ -58,7 +58,7 @@ func (a *acting) reportChanges(navigated bool) {
 		if now, err := r.eng.PatchFields(page, r.reg, fields); err == nil {
 			res.changes, whole = diffReport(old, now, a.srv.cfg.SnapshotBudget, a.set)
 			if whole != nil {
-				res.snapshot = whole.Render(a.srv.view(a.c, a.srv.cfg.SnapshotBudget, 0))
+				res.snapshot = whole.Render(a.srv.inlineView(a.c))
 			}
 			if res.changes != "" {
 				res.hint = ""
@@ -68,7 +68,7 @@ func (a *acting) reportChanges(navigated bool) {
 	}
 	res.changes, whole = r.changesSince(page, a.srv.cfg.SnapshotBudget, a.set)
 	if whole != nil {
-		res.snapshot = whole.Render(a.srv.view(a.c, a.srv.cfg.SnapshotBudget, 0))
+		res.snapshot = whole.Render(a.srv.inlineView(a.c))
 	}
 	if res.changes != "" {
 		res.hint = ""
@@ -136,5 +136,13 @@ func (a *acting) includeNewPage() {
 	if tree.Len() > wholeInline || (budget > 0 && tree.Len() > budget) {
 		return
 	}
-	res.snapshot = snap.Render(a.srv.view(a.c, budget, 0))
+	res.snapshot = snap.Render(a.srv.inlineView(a.c))
+}
+
+// inlineView is view for a page given whole inside an action's result,
+// whose own lines have said where the page is.
+func (s *Server) inlineView(c *call) snapshot.View {
+	v := s.view(c, s.cfg.SnapshotBudget, 0)
+	v.Inline = true
+	return v
 }

@@ -21,6 +21,9 @@ type Changes struct {
 	// Changed are lines whose element stayed but whose state, name, value
 	// or text changed.
 	Changed []Changed
+	// Renewed are elements the page rendered again just as they were (a
+	// list or table drawn anew): the same line under a new ref.
+	Renewed []Renewed
 	// TooMany is set when the two trees differ too much to list: reading
 	// the page again is cheaper than reading its changes.
 	TooMany bool
@@ -44,9 +47,14 @@ type Changed struct {
 	Now, Was string
 }
 
+// Renewed is an element's line under its new ref, and the ref it had.
+type Renewed struct {
+	Now, WasRef string
+}
+
 // Empty reports whether nothing changed.
 func (c *Changes) Empty() bool {
-	return c != nil && !c.TooMany && len(c.Added) == 0 && len(c.Removed) == 0 && len(c.Changed) == 0
+	return c != nil && !c.TooMany && len(c.Added) == 0 && len(c.Removed) == 0 && len(c.Changed) == 0 && len(c.Renewed) == 0
 }
 
 // maxRemovedLines is how many lines of one removed run are shown.
@@ -138,6 +146,20 @@ func (c *Changes) region(a, b []line, dels, ins []int) {
 			usedDel[d], usedIns[n] = true, true
 		}
 	}
+	// An element drawn again just as it was: the same line at the same
+	// depth, under a new ref.
+	for _, n := range ins {
+		if usedIns[n] || b[n].ref == "" {
+			continue
+		}
+		for _, d := range dels {
+			if !usedDel[d] && a[d].ref != "" && a[d].depth == b[n].depth && withoutRef(a[d].text) == withoutRef(b[n].text) {
+				c.Renewed = append(c.Renewed, Renewed{Now: bare(b[n].text), WasRef: a[d].ref})
+				usedDel[d], usedIns[n] = true, true
+				break
+			}
+		}
+	}
 	var restDel, restIns []int
 	for _, d := range dels {
 		if !usedDel[d] {
@@ -172,6 +194,9 @@ func (c *Changes) region(a, b []line, dels, ins []int) {
 	c.removed(a, restDel)
 	c.added(b, restIns)
 }
+
+// withoutRef is a line without its ref.
+func withoutRef(s string) string { return refOf.ReplaceAllString(s, "") }
 
 // bare is a line without its indentation and list dash.
 func bare(s string) string { return strings.TrimPrefix(strings.TrimSpace(s), "- ") }
@@ -426,6 +451,9 @@ func (c *Changes) Render(budget int, fence bool) string {
 	for _, ch := range c.Changed {
 		body = append(body, fmt.Sprintf("- changed: %s (was: %s)", ch.Now, ch.Was))
 	}
+	for _, rn := range c.Renewed {
+		body = append(body, fmt.Sprintf("- drawn again as it was, new ref: %s (was %s)", rn.Now, rn.WasRef))
+	}
 	for _, ad := range c.Added {
 		head := "- added:"
 		if ad.Context != "" {
@@ -482,6 +510,9 @@ func (c *Changes) Size() int {
 	for _, ch := range c.Changed {
 		n += len(ch.Now) + len(ch.Was) + 20
 	}
+	for _, rn := range c.Renewed {
+		n += len(rn.Now) + 40
+	}
 	for _, ad := range c.Added {
 		n += len(ad.Context) + 12
 		for _, l := range ad.Lines {
@@ -509,7 +540,7 @@ func (c *Changes) DropSet(set map[string]string) int {
 	}
 	n := 0
 	c.Changed = slices.DeleteFunc(c.Changed, func(ch Changed) bool {
-		m := refOfLine.FindStringSubmatch(ch.Now)
+		m := refOf.FindStringSubmatch(ch.Now)
 		if m == nil {
 			return false
 		}
@@ -527,7 +558,6 @@ func (c *Changes) DropSet(set map[string]string) int {
 }
 
 var (
-	refOfLine = regexp.MustCompile(`\[ref=(e\d+)\]`)
 	// valueParts are what an element's line says of its value: the quoted
 	// value after its ref, the placeholder shown while it is empty, its
 	// checked state.

@@ -57,6 +57,14 @@ func TestDiff(t *testing.T) {
 			n[0].Children = append(n[0].Children, btn("More", "e12"))
 			return n
 		}, []string{`[expanded] [ref=e1] (was: button "Open" [ref=e1])`, `  - button "More" [ref=e12]`}, []string{"removed"}},
+		{"a button is drawn again as it was", func(n []*Node) []*Node {
+			n[0].Children[1] = btn("Open", "e20")
+			return n
+		}, []string{`- drawn again as it was, new ref: button "Open" [ref=e20] (was e1)`}, []string{"removed", "added", "- changed"}},
+		{"a button is drawn again with another name", func(n []*Node) []*Node {
+			n[0].Children[1] = btn("Close", "e20")
+			return n
+		}, []string{`  - button "Open" [ref=e1]`, `  - button "Close" [ref=e20]`}, []string{"drawn again"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old := &Snapshot{Tree: base()}

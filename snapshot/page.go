@@ -24,6 +24,10 @@ type View struct {
 	// Again are the arguments, besides ref and offset, of the call that
 	// reads on after a cut (a budget, a role).
 	Again []llmerr.Arg
+	// Inline leaves out the URL and title lines: the result that gives the
+	// page has just said both (a page navigated to, one that changed in
+	// place).
+	Inline bool
 }
 
 // The lines that fence text from the page. Page text that contains the
@@ -59,7 +63,11 @@ func (s *Snapshot) Render(v View) string {
 	}
 	var b strings.Builder
 	title := "Title: " + Clip(s.Title, MaxTitle) + "\n"
-	b.WriteString("URL: " + s.URL + "\n")
+	if v.Inline {
+		title = ""
+	} else {
+		b.WriteString("URL: " + s.URL + "\n")
+	}
 	if v.Fence {
 		// The title is the page's words: it goes inside the fence, and
 		// what retrace says about the view stays outside.
