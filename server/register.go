@@ -152,6 +152,7 @@ func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved) (In,
 			return in, fmt.Errorf("arguments are not a JSON object: %v", err)
 		}
 	}
+	aliasTarget(resolved.Schema(), m)
 	if err := resolved.ApplyDefaults(&m); err != nil {
 		return in, err
 	}
@@ -243,5 +244,39 @@ func (s *Server) errorResult(e *llmerr.Error) *mcp.CallToolResult {
 		IsError:           true,
 		Content:           []mcp.Content{&mcp.TextContent{Text: capText(e.Text(s.cfg.ErrorStyle), s.cfg.MaxResultBytes)}},
 		StructuredContent: e.Structured(),
+	}
+}
+
+// aliasTarget accepts playwright-mcp's name for a ref, target, wherever a
+// tool takes ref, so that prompts and clients written for it work: in an
+// object whose schema has ref, a target (and no ref) becomes the ref, and
+// the name and type playwright-mcp's form fields carry beside it are
+// dropped when the schema does not take them.
+func aliasTarget(s *jsonschema.Schema, v any) {
+	if s == nil {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if _, takesRef := s.Properties["ref"]; takesRef {
+			if t, ok := x["target"]; ok {
+				if _, given := x["ref"]; !given {
+					x["ref"] = t
+					delete(x, "target")
+					for _, k := range []string{"name", "type"} {
+						if _, known := s.Properties[k]; !known {
+							delete(x, k)
+						}
+					}
+				}
+			}
+		}
+		for k, pv := range x {
+			aliasTarget(s.Properties[k], pv)
+		}
+	case []any:
+		for _, e := range x {
+			aliasTarget(s.Items, e)
+		}
 	}
 }
