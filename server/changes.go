@@ -83,7 +83,7 @@ const wholeInline = 8000
 
 // changesSince captures page as its new baseline and renders what changed
 // since the old one within budget characters, or says why it cannot. When
-// the changes would take longer to read than the page and the page is
+// the changes would take most of the page to read and the page is
 // small, it returns the new capture too, for the result to give whole.
 func (r *role) changesSince(page playwright.Page, budget int, set map[string]string) (string, *snapshot.Snapshot) {
 	old := r.eng.Baseline(page)
@@ -106,11 +106,13 @@ func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string) 
 	if ch.DropSet(set) > 0 && ch.Empty() {
 		return onlySet, nil
 	}
-	if ch.TooMany || (!ch.Empty() && ch.Size() > ch.Full) {
+	// Changes that take most of the page to read are clearer as the page
+	// itself, for about the same cost.
+	if ch.TooMany || (!ch.Empty() && 3*ch.Size() > 2*ch.Full) {
 		if ch.Full <= wholeInline && (budget <= 0 || ch.Full <= budget) {
-			return fmt.Sprintf("The page changed more than reading it whole would take (%d lines of its tree); here it is whole:", ch.Lines), now
+			return fmt.Sprintf("The page changed nearly as much as reading it whole would take (%s of its tree); here it is whole:", lines(ch.Lines)), now
 		}
-		return fmt.Sprintf("The page changed more than reading it whole would take (%d lines of its tree): browser_snapshot() reads it.", ch.Lines), nil
+		return fmt.Sprintf("The page changed nearly as much as reading it whole would take (%s of its tree): browser_snapshot() reads it.", lines(ch.Lines)), nil
 	}
 	return ch.Render(budget, true), nil
 }
@@ -145,4 +147,12 @@ func (s *Server) inlineView(c *call) snapshot.View {
 	v := s.view(c, s.cfg.SnapshotBudget, 0)
 	v.Inline = true
 	return v
+}
+
+// lines is n lines, in words.
+func lines(n int) string {
+	if n == 1 {
+		return "1 line"
+	}
+	return fmt.Sprintf("%d lines", n)
 }

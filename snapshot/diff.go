@@ -452,7 +452,7 @@ func (c *Changes) Render(budget int, fence bool) string {
 		body = append(body, fmt.Sprintf("- changed: %s (was: %s)", ch.Now, ch.Was))
 	}
 	for _, rn := range c.Renewed {
-		body = append(body, fmt.Sprintf("- drawn again as it was, new ref: %s (was %s)", rn.Now, rn.WasRef))
+		body = append(body, fmt.Sprintf("- redrawn: %s (was %s)", rn.Now, rn.WasRef))
 	}
 	for _, ad := range c.Added {
 		head := "- added:"
@@ -511,7 +511,7 @@ func (c *Changes) Size() int {
 		n += len(ch.Now) + len(ch.Was) + 20
 	}
 	for _, rn := range c.Renewed {
-		n += len(rn.Now) + 40
+		n += len(rn.Now) + 20
 	}
 	for _, ad := range c.Added {
 		n += len(ad.Context) + 12

@@ -60,7 +60,7 @@ func TestDiff(t *testing.T) {
 		{"a button is drawn again as it was", func(n []*Node) []*Node {
 			n[0].Children[1] = btn("Open", "e20")
 			return n
-		}, []string{`- drawn again as it was, new ref: button "Open" [ref=e20] (was e1)`}, []string{"removed", "added", "- changed"}},
+		}, []string{`- redrawn: button "Open" [ref=e20] (was e1)`}, []string{"removed", "added", "- changed"}},
 		{"a button is drawn again with another name", func(n []*Node) []*Node {
 			n[0].Children[1] = btn("Close", "e20")
 			return n
