@@ -50,6 +50,7 @@ type options struct {
 	cdpEndpoint       string
 	viewport          string
 	userAgent         string
+	ignoreHTTPSErrors bool
 	timeoutAction     int
 	timeoutNavigation int
 	errorStyle        string
@@ -119,6 +120,7 @@ func run(args []string) error {
 	})
 	fs.StringVar(&o.viewport, "viewport-size", "1280x720", "viewport size, WIDTHxHEIGHT")
 	fs.StringVar(&o.userAgent, "user-agent", "", "user agent string")
+	fs.BoolVar(&o.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose TLS certificate the browser does not trust (self-signed test servers)")
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
 	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 60000, "navigation timeout in milliseconds")
 	fs.IntVar(&o.snapshotBudget, "snapshot-budget", 50000, "default size budget of browser_snapshot, in characters of tree (0: no limit)")
@@ -252,6 +254,7 @@ func serve(o options) error {
 		NoSandbox:         o.noSandbox,
 		Viewport:          viewport,
 		UserAgent:         o.userAgent,
+		IgnoreHTTPSErrors: o.ignoreHTTPSErrors,
 		ActionTimeout:     time.Duration(o.timeoutAction) * time.Millisecond,
 		NavigationTimeout: time.Duration(o.timeoutNavigation) * time.Millisecond,
 		CloseWhenIdle:     true,

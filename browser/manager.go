@@ -40,6 +40,9 @@ type Options struct {
 	NoSandbox bool
 	Viewport  *playwright.Size
 	UserAgent string
+	// IgnoreHTTPSErrors lets pages load over TLS certificates the browser
+	// does not trust (self-signed test servers).
+	IgnoreHTTPSErrors bool
 	// ActionTimeout bounds element actions; NavigationTimeout bounds loads.
 	ActionTimeout     time.Duration
 	NavigationTimeout time.Duration
@@ -299,6 +302,9 @@ func (src *source) newContextLocked(co ContextOptions) (playwright.BrowserContex
 	}
 	if m.opts.UserAgent != "" {
 		opts.UserAgent = playwright.String(m.opts.UserAgent)
+	}
+	if m.opts.IgnoreHTTPSErrors {
+		opts.IgnoreHttpsErrors = playwright.Bool(true)
 	}
 	if co.StorageState != "" {
 		opts.StorageStatePath = playwright.String(co.StorageState)

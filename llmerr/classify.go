@@ -31,6 +31,7 @@ var netCauses = map[string]string{
 	"ERR_ADDRESS_UNREACHABLE":      "the address cannot be reached from this machine",
 	"ERR_CERT_AUTHORITY_INVALID":   "the site's TLS certificate is not trusted",
 	"ERR_CERT_COMMON_NAME_INVALID": "the site's TLS certificate does not match the host",
+	"ERR_CERT_DATE_INVALID":        "the site's TLS certificate has expired or is not valid yet",
 	"ERR_TOO_MANY_REDIRECTS":       "the site redirects in a loop",
 	"ERR_ABORTED":                  "the navigation was aborted (the page started another navigation, or the response was a download)",
 	"ERR_BLOCKED_BY_CLIENT":        "the request was blocked by the browser's policy",
@@ -74,6 +75,10 @@ func Classify(err error, s Situation) *Error {
 			Call("browser_navigate", "after checking the address (scheme, host, port)", A("url", s.URL)),
 		}
 		e.Note = "Retrying the same URL will fail the same way until the server answers."
+		if strings.HasPrefix(code, "ERR_CERT_") {
+			// Retrying cannot help; the one way past it is the server's.
+			e.Note = "The browser will not load this site while it distrusts the certificate. If the site is yours or a test server (a self-signed certificate), the server can be started with --ignore-https-errors; otherwise load the site over a URL whose certificate is valid."
+		}
 		if code == "ERR_ABORTED" {
 			// Aborted by something that happened once (another navigation,
 			// a renderer that died), not by the server: a retry often works.

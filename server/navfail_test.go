@@ -5,6 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
+
+	"github.com/retrace-dev/retrace/browser"
 )
 
 // TestNavigationAfterAFailedOne: after a load that failed (a refused
@@ -31,6 +34,9 @@ func TestNavigationAfterAFailedOne(t *testing.T) {
 			t.Fatalf("run %d: %s loaded:\n%s", i, b.url, r.Text)
 		}
 		mustContain(t, r.Text, b.code)
+		if b.code == "ERR_CERT_AUTHORITY_INVALID" {
+			mustContain(t, r.Text, "--ignore-https-errors")
+		}
 		mustContain(t, r.Text, "1. browser_navigate(")
 		c.checkPlan("browser_navigate", r)
 		out := c.ok("browser_navigate", map[string]any{"url": good})
@@ -39,4 +45,21 @@ func TestNavigationAfterAFailedOne(t *testing.T) {
 			t.Errorf("run %d: the load after %s was disturbed:\n%s", i, b.code, out)
 		}
 	}
+}
+
+// With IgnoreHTTPSErrors (--ignore-https-errors), a self-signed test server
+// loads; without it, the same URL is the certificate error above.
+func TestIgnoreHTTPSErrors(t *testing.T) {
+	t.Parallel()
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "<title>Self-signed</title><button>Pay</button>")
+	}))
+	defer tlsSrv.Close()
+	m := browser.NewManager(browser.Options{Headless: true, IgnoreHTTPSErrors: true,
+		ActionTimeout: 3 * time.Second, NavigationTimeout: 10 * time.Second, DriverLog: testLog{t}})
+	t.Cleanup(func() { m.Close() })
+	c := connectServer(t, New(Config{}, m))
+	out := c.ok("browser_navigate", map[string]any{"url": tlsSrv.URL + "/"})
+	mustContain(t, out, "(HTTP 200)", "Title: <page-content>Self-signed</page-content>")
+	mustContain(t, c.ok("browser_snapshot", nil), `button "Pay"`)
 }
