@@ -1,6 +1,9 @@
 package server
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
 
 // Calls written for playwright-mcp 0.0.83, which names a ref `target` (and
 // gives its form fields a name and a type), work as they are.
@@ -24,4 +27,44 @@ func TestTargetIsAnAliasOfRef(t *testing.T) {
 	r := c.fail("browser_click", map[string]any{"ref": email, "target": email}, "INVALID_PARAMS")
 	mustContain(t, r.Text, `unexpected additional properties ["target"]`)
 	c.fail("browser_navigate", map[string]any{"url": fx.Page("form.html"), "target": email}, "INVALID_PARAMS")
+}
+
+// browser_click's doubleClick, button and modifiers reach the page as the
+// events a person's mouse would fire; browser_type's slowly types key by
+// key; a button or key it cannot use is an INVALID_PARAMS plan.
+func TestClickOptionsAndSlowTyping(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_clicks.html")})
+	snap := c.ok("browser_snapshot", nil)
+	target := refOf(t, snap, `button "Target"`)
+	for _, tc := range []struct {
+		args      map[string]any
+		did, page string
+	}{
+		{map[string]any{}, `Clicked button "Target"`, "click"},
+		{map[string]any{"doubleClick": true}, `Double-clicked button "Target"`, "double click"},
+		{map[string]any{"button": "right"}, `Right-clicked button "Target"`, "right click"},
+		{map[string]any{"button": "middle"}, `Middle-clicked button "Target"`, "middle click"},
+		{map[string]any{"modifiers": []string{"Shift"}}, `Clicked button "Target" [ref=` + target + `] with Shift held.`, "shift click"},
+	} {
+		tc.args["ref"] = target
+		out := c.ok("browser_click", tc.args)
+		mustContain(t, out, tc.did, `status: `+tc.page)
+	}
+	r := c.fail("browser_click", map[string]any{"ref": target, "button": "back"}, "INVALID_PARAMS")
+	mustContain(t, r.Text, `"back" is not a mouse button`, "left, right or middle")
+	r = c.fail("browser_click", map[string]any{"ref": target, "modifiers": []string{"Hyper"}}, "INVALID_PARAMS")
+	mustContain(t, r.Text, `"Hyper" is not a key to hold`)
+
+	search := refOf(t, snap, `textbox "Search"`)
+	out := c.ok("browser_type", map[string]any{"ref": search, "text": "lamp"})
+	if containsAny(out, "4 keys") {
+		t.Fatalf("a value put in at once fired key events:\n%s", out)
+	}
+	out = c.ok("browser_type", map[string]any{"ref": search, "text": "lamp", "slowly": true})
+	if !regexp.MustCompile(`paragraph: [4-9] keys \(was: paragraph: 0 keys\)`).MatchString(out) {
+		t.Errorf("typed slowly, the page saw no key for each character:\n%s", out)
+	}
+	mustContain(t, c.ok("browser_snapshot", nil), `textbox "Search" [ref=`+search+`]: "lamp"`)
 }

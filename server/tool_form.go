@@ -17,13 +17,13 @@ import (
 type selectArgs struct {
 	Ref     string   `json:"ref" jsonschema:"Ref of a select element from browser_snapshot"`
 	Values  []string `json:"values" jsonschema:"Options by value or label; several for a multiple select"`
-	Element string   `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	Element string   `json:"element,omitempty" jsonschema:"Description, for messages"`
 	snapshotArg
 	roleArg
 }
 
 type uploadArgs struct {
-	Ref   string   `json:"ref" jsonschema:"Ref of a file input, or of the button that opens the file chooser"`
+	Ref   string   `json:"ref" jsonschema:"Ref of a file input, or a button that opens a file chooser"`
 	Paths []string `json:"paths" jsonschema:"Absolute paths of the files; empty clears the selection"`
 	snapshotArg
 	roleArg
@@ -31,7 +31,7 @@ type uploadArgs struct {
 
 type formField struct {
 	Ref   string `json:"ref" jsonschema:"Ref of the field"`
-	Value string `json:"value" jsonschema:"Text, option label or value, or true/false for a checkbox or radio"`
+	Value string `json:"value" jsonschema:"Text, option label or value, or true/false"`
 }
 
 type fillFormArgs struct {
@@ -41,8 +41,8 @@ type fillFormArgs struct {
 }
 
 func (s *Server) addFormTools() {
-	addTool(s, def("browser_select_option", "Select options", destructive|openWorld, "Select options of a select element by value or label. Reports what changed."), s.selectOption)
-	addTool(s, def("browser_fill_form", "Fill a form", destructive|openWorld, "Fill several fields in one call (text, checkbox, radio, select). Reports each field and what changed."), s.fillForm)
+	addTool(s, def("browser_select_option", "Select options", destructive|openWorld, "Select options of a select element by value or label."), s.selectOption)
+	addTool(s, def("browser_fill_form", "Fill a form", destructive|openWorld, "Fill several fields in one call (text, checkbox, radio, select)."), s.fillForm)
 	addTool(s, def("browser_file_upload", "Upload files", destructive|openWorld, "Choose files for a file input or file chooser button (ref). Paths must be inside --allowed-dirs."), s.fileUpload)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -18,24 +19,78 @@ import (
 // does the rest.
 
 type clickArgs struct {
-	Ref     string `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
-	Element string `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	Ref         string   `json:"ref" jsonschema:"Ref of the element from browser_snapshot, like e12"`
+	Element     string   `json:"element,omitempty" jsonschema:"Description, for messages"`
+	DoubleClick bool     `json:"doubleClick,omitempty" jsonschema:"Double-click"`
+	Button      string   `json:"button,omitempty" jsonschema:"left, right or middle"`
+	Modifiers   []string `json:"modifiers,omitempty" jsonschema:"Keys held, like Shift"`
 	snapshotArg
 	roleArg
 }
 
+// clickModifiers are the keys browser_click can hold.
+var clickModifiers = map[string]playwright.KeyboardModifier{
+	"alt": *playwright.KeyboardModifierAlt, "control": *playwright.KeyboardModifierControl,
+	"controlormeta": *playwright.KeyboardModifierControlOrMeta, "meta": *playwright.KeyboardModifierMeta,
+	"shift": *playwright.KeyboardModifierShift,
+}
+
+// clickButtons are the mouse buttons browser_click can press.
+var clickButtons = map[string]*playwright.MouseButton{
+	"": playwright.MouseButtonLeft, "left": playwright.MouseButtonLeft,
+	"right": playwright.MouseButtonRight, "middle": playwright.MouseButtonMiddle,
+}
+
+// plain reports whether the click is a single left click with no key held.
+func (in clickArgs) plain() bool {
+	return !in.DoubleClick && (in.Button == "" || strings.EqualFold(in.Button, "left")) && len(in.Modifiers) == 0
+}
+
+// check refuses a button or a key the click cannot use.
+func (in clickArgs) check(tool string) error {
+	bad := func(what, got, allowed string, fix llmerr.Arg) error {
+		return &llmerr.Error{Code: llmerr.InvalidParams, Tool: tool, Ref: in.Ref,
+			Message: fmt.Sprintf("%q is not a %s browser_click can use.", got, what), Cause: "it takes " + allowed,
+			Actions: []llmerr.Action{llmerr.Call(tool, "with one of those", llmerr.A("ref", in.Ref), fix)}}
+	}
+	if _, ok := clickButtons[strings.ToLower(in.Button)]; !ok {
+		return bad("mouse button", in.Button, "left, right or middle", llmerr.A("button", "right"))
+	}
+	for _, m := range in.Modifiers {
+		if _, ok := clickModifiers[strings.ToLower(m)]; !ok {
+			return bad("key to hold", m, "Alt, Control, ControlOrMeta, Meta or Shift", llmerr.A("modifiers", []string{"Shift"}))
+		}
+	}
+	return nil
+}
+
+// verb is how the result says what the click did.
+func (in clickArgs) verb() string {
+	v := "Clicked"
+	switch {
+	case in.DoubleClick:
+		v = "Double-clicked"
+	case strings.EqualFold(in.Button, "right"):
+		v = "Right-clicked"
+	case strings.EqualFold(in.Button, "middle"):
+		v = "Middle-clicked"
+	}
+	return v
+}
+
 type typeArgs struct {
 	Ref     string `json:"ref" jsonschema:"Ref of an editable element from browser_snapshot"`
-	Text    string `json:"text" jsonschema:"Text to put in the field (replaces its content)"`
-	Element string `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	Text    string `json:"text" jsonschema:"Text to put in the field"`
+	Element string `json:"element,omitempty" jsonschema:"Description, for messages"`
 	Submit  bool   `json:"submit,omitempty" jsonschema:"Press Enter afterwards"`
+	Slowly  bool   `json:"slowly,omitempty" jsonschema:"Key by key"`
 	snapshotArg
 	roleArg
 }
 
 type hoverArgs struct {
 	Ref     string `json:"ref" jsonschema:"Ref of the element from browser_snapshot"`
-	Element string `json:"element,omitempty" jsonschema:"Element description, for messages"`
+	Element string `json:"element,omitempty" jsonschema:"Description, for messages"`
 	snapshotArg
 	roleArg
 }
@@ -54,15 +109,19 @@ type dragArgs struct {
 }
 
 // maxTypeText bounds browser_type's text: far above any real form value,
-// far below what would stall the page.
-const maxTypeText = 100_000
+// far below what would stall the page. maxSlowText bounds it typed key by
+// key, which takes a round trip per key.
+const (
+	maxTypeText = 100_000
+	maxSlowText = 2_000
+)
 
 func (s *Server) addInputTools() {
-	addTool(s, def("browser_click", "Click", destructive|openWorld, "Click an element (ref). Waits for the page to settle and reports what changed."), s.click)
-	addTool(s, def("browser_type", "Type text", destructive|openWorld, "Replace the text of an editable element (by ref) and optionally press Enter. Reports what changed."), s.typeText)
-	addTool(s, def("browser_hover", "Hover", harmless|openWorld, "Move the mouse over an element (ref), to open menus and tooltips. Reports what changed."), s.hover)
-	addTool(s, def("browser_press_key", "Press a key", destructive|openWorld, "Press a key or combination in the focused element of the current tab. Reports what changed."), s.pressKey)
-	addTool(s, def("browser_drag", "Drag and drop", destructive|openWorld, "Drag one element (startRef) onto another (endRef). Reports what changed."), s.drag)
+	addTool(s, def("browser_click", "Click", destructive|openWorld, "Click an element (ref); waits for the page to settle."), s.click)
+	addTool(s, def("browser_type", "Type text", destructive|openWorld, "Replace the text of an editable element (ref); optionally press Enter."), s.typeText)
+	addTool(s, def("browser_hover", "Hover", harmless|openWorld, "Move the mouse over an element (ref), to open menus and tooltips."), s.hover)
+	addTool(s, def("browser_press_key", "Press a key", destructive|openWorld, "Press a key or combination in the focused element of the current tab."), s.pressKey)
+	addTool(s, def("browser_drag", "Drag and drop", destructive|openWorld, "Drag one element (startRef) onto another (endRef)."), s.drag)
 }
 
 // clickCheckJS looks at the element before a click, in one round trip.
@@ -131,8 +190,37 @@ func checkClick(el playwright.ElementHandle, main bool) clickCheck {
 }
 
 func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, error) {
+	if err := in.check(c.tool); err != nil {
+		return nil, err
+	}
 	return s.run(ctx, c, c.refOp(in.Ref, nil, func(a *acting) error {
 		t := a.targets[0]
+		if !in.plain() {
+			// Playwright's own click: its button, count and held keys.
+			var mods []playwright.KeyboardModifier
+			for _, m := range in.Modifiers {
+				mods = append(mods, clickModifiers[strings.ToLower(m)])
+			}
+			button := clickButtons[strings.ToLower(in.Button)]
+			if err := a.clearCover(t); err != nil {
+				return err
+			}
+			var err error
+			if in.DoubleClick {
+				err = t.el.Dblclick(playwright.ElementHandleDblclickOptions{Timeout: a.timeout, Button: button, Modifiers: mods})
+			} else {
+				err = t.el.Click(playwright.ElementHandleClickOptions{Timeout: a.timeout, Button: button, Modifiers: mods})
+			}
+			if err != nil {
+				return err
+			}
+			did := in.verb() + " %s"
+			if len(mods) > 0 {
+				did += " with " + strings.Join(in.Modifiers, "+") + " held"
+			}
+			a.res.addDid(did+".", describe(t.rec, in.Element))
+			return nil
+		}
 		chk := checkClick(t.el, t.rec.MainFrame)
 		if chk.opens {
 			a.opened = a.role.pageOpened()
@@ -237,13 +325,33 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*response,
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "with a shorter text", llmerr.A("ref", in.Ref), llmerr.A("text", "…"))},
 		}
 	}
+	if n := utf8.RuneCountInString(in.Text); in.Slowly && n > maxSlowText {
+		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool, Ref: in.Ref,
+			Message: fmt.Sprintf("The text is %d characters long; typed slowly, browser_type takes at most %d.", n, maxSlowText),
+			Cause:   "key by key, a long text would outlast the action timeout",
+			Actions: []llmerr.Action{llmerr.Call(c.tool, "without slowly, which puts the text in at once", llmerr.A("ref", in.Ref), llmerr.A("text", in.Text))},
+		}
+	}
 	args := []llmerr.Arg{llmerr.A("text", in.Text)}
 	if in.Submit {
 		args = append(args, llmerr.A("submit", true))
 	}
+	if in.Slowly {
+		args = append(args, llmerr.A("slowly", true))
+	}
 	return s.run(ctx, c, c.refOp(in.Ref, args, func(a *acting) error {
 		t := a.targets[0]
-		if err := t.el.Fill(in.Text, playwright.ElementHandleFillOptions{Timeout: a.timeout}); err != nil {
+		if in.Slowly {
+			// Emptied, then key by key: keydown, keypress, input and keyup
+			// for each, as a page that listens to keys (a search box, a
+			// mask) expects.
+			if err := t.el.Fill("", playwright.ElementHandleFillOptions{Timeout: a.timeout}); err != nil {
+				return err
+			}
+			if err := t.el.Type(in.Text, playwright.ElementHandleTypeOptions{Timeout: a.timeout}); err != nil {
+				return err
+			}
+		} else if err := t.el.Fill(in.Text, playwright.ElementHandleFillOptions{Timeout: a.timeout}); err != nil {
 			return err
 		}
 		a.res.addDid("Typed %d characters into %s.", utf8.RuneCountInString(in.Text), describe(t.rec, in.Element))

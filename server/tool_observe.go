@@ -17,7 +17,7 @@ import (
 )
 
 type consoleArgs struct {
-	Level string `json:"level,omitempty" jsonschema:"Least severe level shown: error, warning, info (default) or debug"`
+	Level string `json:"level,omitempty" jsonschema:"Least level shown: error, warning, info (default), debug"`
 	roleArg
 }
 

@@ -20,10 +20,10 @@ type snapshotArgs struct {
 }
 
 type findArgs struct {
-	Text  string `json:"text,omitempty" jsonschema:"Part of the element's name, value or text (case-insensitive)"`
-	Role  string `json:"role,omitempty" jsonschema:"Exact role, like button, link, textbox, checkbox, row"`
-	Name  string `json:"name,omitempty" jsonschema:"Part of the accessible name (case-insensitive)"`
-	Limit int    `json:"limit,omitempty" jsonschema:"Maximum matches to return (default 20)"`
+	Text  string `json:"text,omitempty" jsonschema:"Part of its name, value or text (any case)"`
+	Role  string `json:"role,omitempty" jsonschema:"Exact role, like button or row"`
+	Name  string `json:"name,omitempty" jsonschema:"Part of the accessible name"`
+	Limit int    `json:"limit,omitempty" jsonschema:"Most matches (default 20)"`
 	// role means the ARIA role here, so the user to act as is asRole.
 	asRoleArg
 }

@@ -15,7 +15,7 @@ import (
 
 type tabsArgs struct {
 	Action string `json:"action" jsonschema:"list, new, select or close"`
-	Index  *int   `json:"index,omitempty" jsonschema:"Tab index for select and close (default: the current tab for close)"`
+	Index  *int   `json:"index,omitempty" jsonschema:"Tab index for select and close (close: current by default)"`
 	URL    string `json:"url,omitempty" jsonschema:"URL to open in the new tab"`
 	snapshotArg
 	roleArg
