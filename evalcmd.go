@@ -68,7 +68,17 @@ func runEval(args []string, out io.Writer) error {
 	fset.StringVar(&llm.URL, "llm-url", "", "OpenAI-compatible chat completions base URL, for --policies llm (like http://localhost:11434/v1)")
 	fset.StringVar(&llm.Model, "llm-model", "", "model name for --policies llm")
 	fset.StringVar(&llm.KeyEnv, "llm-key-env", "OPENAI_API_KEY", "environment variable holding the API key for --policies llm")
+	fset.Usage = func() {
+		fmt.Fprintf(fset.Output(), "usage: retrace eval --out DIR [flags]\n\nRuns the fault scenarios on each --server (default: this binary) with each policy and error style, and writes the recovery rates side by side (docs/eval.md).\n\nFlags:\n")
+		fset.PrintDefaults()
+	}
+	if wantsHelp(args) {
+		fset.SetOutput(out)
+	}
 	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	if *outDir == "" {

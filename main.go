@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -141,12 +142,10 @@ func run(args []string) error {
 	fs.StringVar(&o.dialog, "dialog", "dismiss", "how JavaScript dialogs are answered: accept or dismiss (beforeunload is always accepted)")
 	fs.StringVar(&o.logFile, "log-file", "", "write logs to this file instead of stderr")
 	fs.StringVar(&o.driverDir, "driver-dir", "", "Playwright driver directory (default $RETRACE_DRIVER_DIR or the user cache dir)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "retrace: an MCP server that gives agents a real browser.\n\n"+
-			"Usage:\n  retrace [flags]        serve MCP over stdio\n  retrace install        install the Playwright driver, check Chromium\n"+
-			"  retrace roles check    compare roles over a list of URLs, write a permission matrix\n"+
-			"  retrace version\n\nEvery flag can also be set as RETRACE_<FLAG> (for example RETRACE_PORT=8931).\n\nFlags:\n")
-		fs.PrintDefaults()
+	fs.Usage = func() { printUsage(fs) }
+	if wantsHelp(args) {
+		// Asked for, the help is the output; stdio's JSON-RPC never starts.
+		fs.SetOutput(os.Stdout)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -219,6 +218,14 @@ func serve(o options) error {
 	}
 	// Every flag is checked before the browser starts: a bad value must not
 	// cost a Chromium launch.
+	if o.port < 0 || o.port > 65535 {
+		return fmt.Errorf("--port %d: a TCP port is 1 to 65535", o.port)
+	}
+	for _, d := range splitList(o.allowedDirs) {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return fmt.Errorf("--allowed-dirs: %s is not a directory on this machine", d)
+		}
+	}
 	if err := server.CheckUploadDirs(splitList(o.allowedDirs), o.allowBroadDirs); err != nil {
 		return fmt.Errorf("--allowed-dirs: %w", err)
 	}
@@ -399,6 +406,12 @@ const minResultBytes = 10000
 // closed browser's memory is soon given back.
 const idleLinger = 30 * time.Second
 
+// The sides a viewport may have.
+const (
+	minViewport = 16
+	maxViewport = 16384
+)
+
 func parseViewport(s string) (*playwright.Size, error) {
 	w, h, ok := strings.Cut(strings.ToLower(s), "x")
 	if !ok {
@@ -408,6 +421,9 @@ func parseViewport(s string) (*playwright.Size, error) {
 	hi, err2 := strconv.Atoi(strings.TrimSpace(h))
 	if err1 != nil || err2 != nil || wi <= 0 || hi <= 0 {
 		return nil, fmt.Errorf("want WIDTHxHEIGHT in pixels, got %q", s)
+	}
+	if wi < minViewport || hi < minViewport || wi > maxViewport || hi > maxViewport {
+		return nil, fmt.Errorf("%q: each side must be %d to %d pixels", s, minViewport, maxViewport)
 	}
 	return &playwright.Size{Width: wi, Height: hi}, nil
 }
@@ -419,9 +435,10 @@ func printConnect(w io.Writer, url string) {
 	}
 	fmt.Fprintf(w, `retrace is serving MCP (Streamable HTTP) at %s
 
-Connect an HTTP client (Cursor, VS Code, Claude Code):
-  {"mcpServers": {"retrace": {"url": "%s"}}}
-  claude mcp add --transport http retrace %s
+Connect an HTTP client:
+  Cursor (~/.cursor/mcp.json):   {"mcpServers": {"retrace": {"url": "%s"}}}
+  VS Code (.vscode/mcp.json):    {"servers": {"retrace": {"type": "http", "url": "%s"}}}
+  Claude Code:                   claude mcp add --transport http retrace %s
 
 Or run it over stdio instead (Claude Desktop / Claude Code):
   {"mcpServers": {"retrace": {"command": %q, "args": []}}}
@@ -429,7 +446,7 @@ VS Code (.vscode/mcp.json):
   {"servers": {"retrace": {"type": "stdio", "command": %q, "args": []}}}
 
 Press Ctrl+C to stop.
-`, url, url, url, self, self)
+`, url, url, url, url, self, self)
 }
 
 func install(args []string) error {
@@ -456,4 +473,90 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// wantsHelp reports whether the command line asks for the help.
+func wantsHelp(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return a == "-h" || a == "--h" || a == "-help" || a == "--help"
+	})
+}
+
+// flagGroups sorts the flags for --help: each group, then its flags in
+// the order given. A flag in no group is listed under "Other"
+// (TestHelpGroupsEveryFlag keeps that list empty).
+var flagGroups = []struct {
+	name  string
+	flags []string
+}{
+	{"Server", []string{"port", "host", "log-file", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
+	{"Browser", []string{"headless", "executable-path", "viewport-size", "user-agent", "ignore-https-errors", "dialog",
+		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
+	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role"}},
+	{"Safety", []string{"allowed-origins", "blocked-origins", "allow-file-urls", "allowed-dirs", "allow-broad-dirs", "no-evaluate",
+		"auth-token", "insecure-no-auth", "allowed-hosts", "allowed-http-origins"}},
+	{"Limits", []string{"timeout-action", "timeout-navigation", "snapshot-budget", "max-result-bytes"}},
+}
+
+const usageHead = `retrace: an MCP server that gives agents a real browser, and whose every
+error is a recovery plan.
+
+Usage:
+  retrace [flags]        serve MCP over stdio (Streamable HTTP with --port)
+  retrace install        install the Playwright driver, check Chromium
+  retrace eval           measure how often agents recover from faults, on any MCP server (retrace eval --help)
+  retrace roles check    compare roles over a list of URLs, write a permission matrix (retrace roles check --help)
+  retrace version
+
+Examples:
+  retrace                                        stdio, for Claude Desktop, Cursor or VS Code
+  retrace --port 8931                            Streamable HTTP at http://127.0.0.1:8931/mcp
+  retrace --config roles.json                    signed-in roles: admin, customer... (docs/roles.md)
+  retrace --allowed-origins "app.example.com"    load only that site
+  retrace --browser-endpoint ws://host:3000/     browsers on a Playwright browser server
+  retrace eval --out eval-out                    the recovery benchmark (docs/eval.md)
+
+Every flag can also be set as RETRACE_<FLAG> (for example RETRACE_PORT=8931).
+`
+
+// printUsage writes the help: the commands, examples, then the flags by
+// group.
+func printUsage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprint(w, usageHead)
+	seen := map[string]bool{}
+	group := func(name string, names []string) {
+		var fl []*flag.Flag
+		for _, n := range names {
+			if f := fs.Lookup(n); f != nil {
+				fl = append(fl, f)
+				seen[n] = true
+			}
+		}
+		if len(fl) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\n%s:\n", name)
+		for _, f := range fl {
+			kind, usage := flag.UnquoteUsage(f)
+			head := "  --" + f.Name
+			if kind != "" {
+				head += " " + kind
+			}
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+				usage += " (default " + f.DefValue + ")"
+			}
+			fmt.Fprintf(w, "%s\n      %s\n", head, usage)
+		}
+	}
+	for _, g := range flagGroups {
+		group(g.name, g.flags)
+	}
+	var other []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !seen[f.Name] {
+			other = append(other, f.Name)
+		}
+	})
+	group("Other", other)
 }

@@ -312,6 +312,9 @@ func TestEnvironmentFlags(t *testing.T) {
 			t.Errorf("--help does not mention %s", f)
 		}
 	}
+	if strings.Contains(string(out), "\nOther:") {
+		t.Errorf("--help lists flags in no group (add them to flagGroups):\n%s", out)
+	}
 	cmd = exec.Command(binary)
 	cmd.Env = append(os.Environ(), "RETRACE_ERROR_STYLE=bogus")
 	out, err := cmd.CombinedOutput()
@@ -330,6 +333,9 @@ func TestBadFlagsStopBeforeTheBrowser(t *testing.T) {
 		{"--max-result-bytes", "100"},
 		{"--timeout-action", "0"},
 		{"--dialog", "maybe"},
+		{"--port", "99999"},
+		{"--viewport-size", "100000x5"},
+		{"--allowed-dirs", "/nonexistent/retrace-uploads"},
 	} {
 		cmd := exec.Command(binary, append(args, "--driver-dir", "/nonexistent/retrace-driver")...)
 		out, err := cmd.CombinedOutput()
@@ -338,6 +344,32 @@ func TestBadFlagsStopBeforeTheBrowser(t *testing.T) {
 		}
 		if strings.Contains(string(out), "browser setup incomplete") {
 			t.Errorf("%v: the browser set-up ran before the flag was refused:\n%s", args, out)
+		}
+	}
+}
+
+// The help, asked for, is the command's output (stdout, exit 0), for the
+// server and for each subcommand; it names the subcommands and groups the
+// flags.
+func TestHelpGoesToStdout(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"eval", "--help"}, {"roles", "check", "--help"}} {
+		cmd := exec.Command(binary, args...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Errorf("%v: exit %v, stderr:\n%s", args, err, stderr.String())
+			continue
+		}
+		if len(out) == 0 || !strings.Contains(string(out), "usage") && !strings.Contains(string(out), "Usage") {
+			t.Errorf("%v: no usage on stdout (stderr: %q)", args, stderr.String())
+		}
+	}
+	out, _ := exec.Command(binary, "--help").Output()
+	for _, want := range []string{"retrace eval", "retrace roles check", "Examples:", "\nServer:", "\nBrowser:", "\nSafety:", "\nLimits:", "--ignore-https-errors"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--help does not show %q", want)
 		}
 	}
 }

@@ -90,6 +90,9 @@ func rolesCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(fs.Output(), strings.SplitN(rolesUsage, "\n", 2)[0]+"\n\nEvery flag can also be set as RETRACE_<FLAG>.\n\nFlags:")
 		fs.PrintDefaults()
 	}
+	if wantsHelp(args) {
+		fs.SetOutput(stdout)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return checkPassed
