@@ -123,7 +123,7 @@ func run(args []string) error {
 	fs.StringVar(&o.userAgent, "user-agent", "", "user agent string")
 	fs.BoolVar(&o.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose TLS certificate the browser does not trust (self-signed test servers)")
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
-	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 60000, "navigation timeout in milliseconds")
+	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 30000, "navigation timeout in milliseconds (a call stays well inside the 60 s many clients allow)")
 	fs.IntVar(&o.snapshotBudget, "snapshot-budget", 50000, "default size budget of browser_snapshot, in characters of tree (0: no limit)")
 	fs.IntVar(&o.maxResultBytes, "max-result-bytes", server.DefaultMaxResultBytes, "most bytes of text in one tool result; a snapshot past it is read on with offset, other results are cut with a note (at least 10000)")
 	fs.StringVar(&o.configFile, "config", "", "JSON file with the roles (see docs/roles.md)")

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -131,7 +132,9 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 		}
 		role, snap := callOptions(in)
 		c := &call{srv: s, sess: s.session(req.Session), tool: t.Name, roleName: role, snapshot: snap}
+		stop := progressWhile(ctx, req, t.Name)
 		out, herr := h(ctx, c, in)
+		stop()
 		if herr != nil {
 			return s.errorResult(llmerr.Classify(herr, llmerr.Situation{Tool: t.Name})), nil
 		}
@@ -278,5 +281,44 @@ func aliasTarget(s *jsonschema.Schema, v any) {
 		for _, e := range x {
 			aliasTarget(s.Items, e)
 		}
+	}
+}
+
+// progressEvery is how often a call still running tells a client that
+// asked for progress (a progress token) that it is.
+const progressEvery = 2 * time.Second
+
+// progressWhile sends, when the request carries a progress token, a
+// progress notification every progressEvery until the returned stop is
+// called: a client whose own time-out counts from the last message it got
+// (many reset it on progress) waits for a long navigation's plan instead
+// of giving up first.
+func progressWhile(ctx context.Context, req *mcp.CallToolRequest, tool string) (stop func()) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		tick := time.NewTicker(progressEvery)
+		defer tick.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n),
+					Message: fmt.Sprintf("%s still running (%s)", tool, time.Since(start).Round(time.Second))})
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
 	}
 }

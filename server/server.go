@@ -123,7 +123,11 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s := &Server{cfg: cfg, browsers: m, log: cfg.Logger,
 		sessions: map[*mcp.ServerSession]*session{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "retrace", Title: "retrace browser", Version: Version},
-		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger, GetSessionID: sessionIDs(cfg.Instance)})
+		&mcp.ServerOptions{Instructions: instructions, Logger: cfg.Logger, GetSessionID: sessionIDs(cfg.Instance),
+			// Tools only: nothing is sent as MCP log messages (a feature the
+			// protocol has deprecated), so logging is not declared. A long
+			// call tells its progress instead (progressWhile).
+			Capabilities: &mcp.ServerCapabilities{}})
 	// The tools, one family per tool_*.go file.
 	s.addNavigateTools()
 	s.addTabTools()
