@@ -22,6 +22,9 @@ func TestTargetIsAnAliasOfRef(t *testing.T) {
 	out := c.ok("browser_click", map[string]any{"target": refOf(t, snap, `button "Sign in"`), "element": "Sign in"})
 	mustContain(t, out, `Clicked button "Sign in"`)
 
+	// A drag as playwright-mcp writes it.
+	c.ok("browser_drag", map[string]any{"startTarget": email, "startElement": "Email", "endTarget": remember, "endElement": "Remember me"})
+
 	// Both at once is ambiguous, and target on a tool without ref is not
 	// an alias of anything: each is an unknown argument.
 	r := c.fail("browser_click", map[string]any{"ref": email, "target": email}, "INVALID_PARAMS")

@@ -250,23 +250,31 @@ func (s *Server) errorResult(e *llmerr.Error) *mcp.CallToolResult {
 	}
 }
 
-// aliasTarget accepts playwright-mcp's name for a ref, target, wherever a
-// tool takes ref, so that prompts and clients written for it work: in an
-// object whose schema has ref, a target (and no ref) becomes the ref, and
-// the name and type playwright-mcp's form fields carry beside it are
-// dropped when the schema does not take them.
+// aliasTarget accepts playwright-mcp's names for refs (target,
+// startTarget, endTarget) wherever a tool takes ref (startRef, endRef), so
+// that prompts and clients written for it work: in an object whose schema
+// has the ref, the alias (and no ref) becomes the ref, and what
+// playwright-mcp sends beside it for its messages is dropped when the
+// schema does not take it.
 func aliasTarget(s *jsonschema.Schema, v any) {
 	if s == nil {
 		return
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		if _, takesRef := s.Properties["ref"]; takesRef {
-			if t, ok := x["target"]; ok {
-				if _, given := x["ref"]; !given {
-					x["ref"] = t
-					delete(x, "target")
-					for _, k := range []string{"name", "type"} {
+		for _, p := range [][2]string{{"target", "ref"}, {"startTarget", "startRef"}, {"endTarget", "endRef"}} {
+			alias, ref := p[0], p[1]
+			if _, takesRef := s.Properties[ref]; !takesRef {
+				continue
+			}
+			if t, ok := x[alias]; ok {
+				if _, given := x[ref]; !given {
+					x[ref] = t
+					delete(x, alias)
+					// What playwright-mcp sends beside its targets, for its
+					// messages: a form field's name and type, a drag's
+					// elements.
+					for _, k := range []string{"name", "type", "startElement", "endElement"} {
 						if _, known := s.Properties[k]; !known {
 							delete(x, k)
 						}
