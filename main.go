@@ -52,6 +52,8 @@ type options struct {
 	viewport          string
 	userAgent         string
 	ignoreHTTPSErrors bool
+	initScripts       []string
+	isolated          bool
 	timeoutAction     int
 	timeoutNavigation int
 	errorStyle        string
@@ -121,6 +123,11 @@ func run(args []string) error {
 	})
 	fs.StringVar(&o.viewport, "viewport-size", "1280x720", "viewport size, WIDTHxHEIGHT")
 	fs.StringVar(&o.userAgent, "user-agent", "", "user agent string")
+	fs.Func("init-script", "JavaScript file run in every page before the page's own scripts (repeatable)", func(v string) error {
+		o.initScripts = append(o.initScripts, v)
+		return nil
+	})
+	fs.BoolVar(&o.isolated, "isolated", true, "accepted for playwright-mcp's command lines: retrace's browser profiles are always in memory")
 	fs.BoolVar(&o.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose TLS certificate the browser does not trust (self-signed test servers)")
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
 	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 30000, "navigation timeout in milliseconds (a call stays well inside the 60 s many clients allow)")
@@ -209,6 +216,14 @@ func serve(o options) error {
 			return err
 		}
 	}
+	var initScripts []string
+	for _, f := range o.initScripts {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("--init-script: %w", err)
+		}
+		initScripts = append(initScripts, string(b))
+	}
 	viewport, err := parseViewport(o.viewport)
 	if err != nil {
 		return fmt.Errorf("--viewport-size: %w", err)
@@ -288,6 +303,7 @@ func serve(o options) error {
 		SnapshotBudget: o.snapshotBudget,
 		MaxResultBytes: o.maxResultBytes,
 		NoEvaluate:     o.noEvaluate,
+		InitScripts:    initScripts,
 		Instance:       o.instance,
 		UploadDirs:     splitList(o.allowedDirs),
 		AllowBroadDirs: o.allowBroadDirs,
@@ -490,7 +506,7 @@ var flagGroups = []struct {
 	flags []string
 }{
 	{"Server", []string{"port", "host", "log-file", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
-	{"Browser", []string{"headless", "executable-path", "viewport-size", "user-agent", "ignore-https-errors", "dialog",
+	{"Browser", []string{"headless", "executable-path", "viewport-size", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated",
 		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
 	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role"}},
 	{"Safety", []string{"allowed-origins", "blocked-origins", "allow-file-urls", "allowed-dirs", "allow-broad-dirs", "no-evaluate",

@@ -336,6 +336,7 @@ func TestBadFlagsStopBeforeTheBrowser(t *testing.T) {
 		{"--port", "99999"},
 		{"--viewport-size", "100000x5"},
 		{"--allowed-dirs", "/nonexistent/retrace-uploads"},
+		{"--init-script", "/nonexistent/retrace-init.js"},
 	} {
 		cmd := exec.Command(binary, append(args, "--driver-dir", "/nonexistent/retrace-driver")...)
 		out, err := cmd.CombinedOutput()

@@ -71,3 +71,16 @@ func TestClickOptionsAndSlowTyping(t *testing.T) {
 	}
 	mustContain(t, c.ok("browser_snapshot", nil), `textbox "Search" [ref=`+search+`]: "lamp"`)
 }
+
+// An init script (--init-script) runs in every page before the page's own
+// scripts, in every role and after every navigation.
+func TestInitScripts(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{InitScripts: []string{`window.__seenByInit = location.pathname;
+		document.addEventListener('DOMContentLoaded', () => { document.title += ' [init]'; });`}})
+	out := c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	mustContain(t, out, "Sign in [init]")
+	out = c.ok("browser_navigate", map[string]any{"url": fx.Page("interact.html")})
+	mustContain(t, out, " [init]</page-content>")
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => window.__seenByInit"}), `"/interact.html"`)
+}

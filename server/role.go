@@ -459,6 +459,11 @@ func (r *role) openContext() error {
 	if err := bctx.AddInitScript(playwright.Script{Content: &script}); err != nil {
 		return fail(err)
 	}
+	for _, s := range r.srv.cfg.InitScripts {
+		if err := bctx.AddInitScript(playwright.Script{Content: &s}); err != nil {
+			return fail(err)
+		}
+	}
 	if lists {
 		// Routes refuse at once, with an error the snapshot recognises as
 		// blocked; the guard stops what routes do not see.

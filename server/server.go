@@ -60,6 +60,9 @@ type Config struct {
 	AllowBroadDirs bool
 	// NoEvaluate leaves browser_evaluate out of the tools.
 	NoEvaluate bool
+	// InitScripts run in every page of every role before the page's own
+	// scripts (--init-script): their text, read at start.
+	InitScripts []string
 	// Instance names this process among several behind one reverse proxy:
 	// every Streamable HTTP session ID starts with it and a dash, so the
 	// proxy can send a session's requests back here (docs/deploy.md).
