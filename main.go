@@ -53,6 +53,7 @@ type options struct {
 	userAgent         string
 	ignoreHTTPSErrors bool
 	initScripts       []string
+	outputDir         string
 	isolated          bool
 	timeoutAction     int
 	timeoutNavigation int
@@ -148,6 +149,7 @@ func run(args []string) error {
 	fs.StringVar(&o.errorStyle, "error-style", "recovery", "error rendering: recovery (plans) or plain (one line, a baseline)")
 	fs.StringVar(&o.dialog, "dialog", "dismiss", "how JavaScript dialogs are answered: accept or dismiss (beforeunload is always accepted)")
 	fs.StringVar(&o.logFile, "log-file", "", "write logs to this file instead of stderr")
+	fs.StringVar(&o.outputDir, "output-dir", "", "directory for files the server writes: downloads (default: <user cache dir>/retrace/output, created 0700)")
 	fs.StringVar(&o.driverDir, "driver-dir", "", "Playwright driver directory (default $RETRACE_DRIVER_DIR or the user cache dir)")
 	fs.Usage = func() { printUsage(fs) }
 	if wantsHelp(args) {
@@ -304,6 +306,7 @@ func serve(o options) error {
 		MaxResultBytes: o.maxResultBytes,
 		NoEvaluate:     o.noEvaluate,
 		InitScripts:    initScripts,
+		OutputDir:      o.outputDir,
 		Instance:       o.instance,
 		UploadDirs:     splitList(o.allowedDirs),
 		AllowBroadDirs: o.allowBroadDirs,
@@ -505,7 +508,7 @@ var flagGroups = []struct {
 	name  string
 	flags []string
 }{
-	{"Server", []string{"port", "host", "log-file", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
+	{"Server", []string{"port", "host", "log-file", "output-dir", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
 	{"Browser", []string{"headless", "executable-path", "viewport-size", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated",
 		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
 	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role"}},

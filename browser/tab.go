@@ -68,12 +68,13 @@ type Tab struct {
 	// thread never yields), so reads of it wait only briefly.
 	Stuck atomic.Bool
 
-	mu      sync.Mutex
-	policy  DialogPolicy
-	dialogs []DialogEvent
-	navSeq  int    // main-frame navigations committed
-	lastURL string // the main frame's URL at its last navigation
-	navReq  int    // main-frame navigation requests started
+	mu        sync.Mutex
+	policy    DialogPolicy
+	dialogs   []DialogEvent
+	downloads []playwright.Download
+	navSeq    int    // main-frame navigations committed
+	lastURL   string // the main frame's URL at its last navigation
+	navReq    int    // main-frame navigation requests started
 	// docs counts the main frame's DOMContentLoaded events; loaded is what
 	// docs was at the last load event, so the page has loaded while they
 	// are equal.
@@ -115,6 +116,8 @@ func (t *Tab) Watch() { t.watch.Do(t.subscribe) }
 func (t *Tab) subscribe() {
 	page := t.Page
 	page.OnDialog(t.onDialog)
+	// Saved by whoever takes them: saving is a Playwright call.
+	page.OnDownload(func(d playwright.Download) { t.update(func() { t.downloads = append(t.downloads, d) }) })
 	t.observe(page)
 	page.OnFrameNavigated(func(f playwright.Frame) {
 		if f.ParentFrame() == nil {
@@ -227,6 +230,16 @@ func (t *Tab) onDialog(d playwright.Dialog) {
 			_ = d.Dismiss()
 		}
 	}()
+}
+
+// TakeDownloads returns the downloads the page started since the last
+// call; each must be saved (or cancelled) by the caller.
+func (t *Tab) TakeDownloads() []playwright.Download {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := t.downloads
+	t.downloads = nil
+	return d
 }
 
 // TakeDialogs returns the dialogs seen since the last call.

@@ -601,6 +601,7 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 		}
 	}
 	r.reportNewTabs(a.ctx, res, nav)
+	a.saveDownloads()
 	a.includeSnapshot()
 	return nil
 }

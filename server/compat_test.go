@@ -1,6 +1,9 @@
 package server
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 )
@@ -83,4 +86,28 @@ func TestInitScripts(t *testing.T) {
 	out = c.ok("browser_navigate", map[string]any{"url": fx.Page("interact.html")})
 	mustContain(t, out, " [init]</page-content>")
 	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => window.__seenByInit"}), `"/interact.html"`)
+}
+
+// A file the page downloads because of a click is saved in the output
+// directory, and the click's result names it, its size and its path; a
+// second download of the same name does not overwrite the first.
+func TestDownloadsAreSavedAndReported(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := connect(t, Config{OutputDir: dir})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_download.html")})
+	link := refOf(t, c.ok("browser_snapshot", nil), `link "Export CSV"`)
+	want, err := os.ReadFile("../testdata/pages/files/report.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"report.csv", "report-2.csv"} {
+		out := c.ok("browser_click", map[string]any{"ref": link})
+		path := filepath.Join(dir, name)
+		mustContain(t, out, fmt.Sprintf(`Downloaded "report.csv" (%d bytes) to %s.`, len(want), path))
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("download %d: %s holds %q (%v), want the served file", i+1, path, got, err)
+		}
+	}
 }

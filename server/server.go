@@ -60,6 +60,9 @@ type Config struct {
 	AllowBroadDirs bool
 	// NoEvaluate leaves browser_evaluate out of the tools.
 	NoEvaluate bool
+	// OutputDir is where files the server writes go (downloads), created
+	// 0700 on first use; empty means <user cache dir>/retrace/output.
+	OutputDir string
 	// InitScripts run in every page of every role before the page's own
 	// scripts (--init-script): their text, read at start.
 	InitScripts []string
