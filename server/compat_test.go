@@ -111,3 +111,18 @@ func TestDownloadsAreSavedAndReported(t *testing.T) {
 		}
 	}
 }
+
+// A status text set next to a label does not run into the label's text,
+// which then is not said twice: the field it names says it.
+func TestStatusTextAndLabelStayApart(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_status-label.html")})
+	snap := c.ok("browser_snapshot", nil)
+	mustContain(t, snap, "- text: Saved\n- textbox \"Email\"", `- textbox "Name"`)
+	out := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Save"`)})
+	mustContain(t, out, "- text: Clicked!\n")
+	if containsAny(out+snap, "Clicked!Name", "Clicked! Name", "SavedEmail", "Saved Email") {
+		t.Errorf("a text ran into the label after it:\n%s\n%s", snap, out)
+	}
+}

@@ -1185,7 +1185,7 @@
     const n = out.length;
     if (n > 0) {
       const last = out[n - 1];
-      if (last.role === 'text' && last.text !== DEEP_MARKER) {
+      if (last.role === 'text' && last.text !== DEEP_MARKER && last.sealed !== true) {
         if (charCodeAt(s, 0) === 32 && endsWithSpace(last)) s = strSlice(s, 1);
         if (s === '') return;
         last.text = last.text + s;
@@ -1207,12 +1207,19 @@
       if (last.text.length && !endsWithSpace(last)) { last.text = last.text + ' '; setTextEnd(last, ' '); }
     }
   }
+  // A label's text is its own: the text before it (a status message) and
+  // after it do not run into it, though the label sits inline.
+  function sealText(out) {
+    const n = out.length;
+    if (n > 0 && out[n - 1].role === 'text') out[n - 1].sealed = true;
+  }
   // Trim merged text nodes and drop the empty ones, in place.
   function finishText(kids) {
     let w = 0;
     for (let i = 0; i < kids.length; i++) {
       const k = kids[i];
       if (k.role === 'text') {
+        if (k.sealed !== undefined) delete k.sealed;
         const t = strTrim(k.text);
         if (t === '') continue;
         k.text = t;
@@ -1318,9 +1325,12 @@
     if (!interactive && HOIST[role] === true) {
       // A block wrapper separates the text around it; display is only read
       // when there is text to separate.
-      if (lastIsText(out) && isBlock(el)) addBreak(out);
+      const label = isHTML && tag === 'label';
+      if (label) sealText(out);
+      else if (lastIsText(out) && isBlock(el)) addBreak(out);
       if (!(isHTML && LEAF_TAGS[tag] === true) && !svgLeaf(el, tag, isHTML)) walkChildren(el, out, depth + 1, cf, null);
-      if (lastIsText(out) && isBlock(el)) addBreak(out);
+      if (label) sealText(out);
+      else if (lastIsText(out) && isBlock(el)) addBreak(out);
       return;
     }
 
