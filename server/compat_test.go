@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,4 +127,22 @@ func TestStatusTextAndLabelStayApart(t *testing.T) {
 	if containsAny(out+snap, "Clicked!Name", "Clicked! Name", "SavedEmail", "Saved Email") {
 		t.Errorf("a text ran into the label after it:\n%s\n%s", snap, out)
 	}
+}
+
+// No input schema uses a type union (strict dialects refuse them), and an
+// optional argument sent as null is taken as not given.
+func TestSchemasHaveNoTypeUnions(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	res, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		b, _ := json.Marshal(tool.InputSchema)
+		if regexp.MustCompile(`"type":\s*\[`).Match(b) {
+			t.Errorf("%s: its input schema has a type union: %s", tool.Name, b)
+		}
+	}
+	mustContain(t, c.ok("browser_tabs", map[string]any{"action": "list", "index": nil}), "Tabs")
 }

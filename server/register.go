@@ -107,6 +107,7 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
 	}
+	dropNullTypes(schema)
 	resolved, err := schema.Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: resolve schema: %v", t.Name, err))
@@ -156,6 +157,13 @@ func decodeArgs[In any](raw json.RawMessage, resolved *jsonschema.Resolved) (In,
 		}
 	}
 	aliasTarget(resolved.Schema(), m)
+	// An argument given as null is an argument not given: the schemas
+	// declare no null types (dropNullTypes).
+	for k, v := range m {
+		if _, known := resolved.Schema().Properties[k]; known && v == nil {
+			delete(m, k)
+		}
+	}
 	if err := resolved.ApplyDefaults(&m); err != nil {
 		return in, err
 	}
@@ -329,4 +337,27 @@ func progressWhile(ctx context.Context, req *mcp.CallToolRequest, tool string) (
 		close(done)
 		<-finished
 	}
+}
+
+// dropNullTypes turns the ["null", T] types that schema inference gives
+// slices and pointers into plain T, through the whole schema: strict
+// schema dialects (Gemini-style function declarations, the MCP
+// Inspector's --strict) refuse type unions. decodeArgs drops null
+// arguments before validating, so a client that sends one still works.
+func dropNullTypes(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		other := s.Types[0]
+		if other == "null" {
+			other = s.Types[1]
+		}
+		s.Type, s.Types = other, nil
+	}
+	for _, p := range s.Properties {
+		dropNullTypes(p)
+	}
+	dropNullTypes(s.Items)
+	dropNullTypes(s.AdditionalProperties)
 }
