@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -145,4 +146,23 @@ func TestSchemasHaveNoTypeUnions(t *testing.T) {
 		}
 	}
 	mustContain(t, c.ok("browser_tabs", map[string]any{"action": "list", "index": nil}), "Tabs")
+}
+
+// A custom menu's items that only have a click listener, a pointer cursor
+// or an onclick attribute get refs, and a click on one works; a container
+// whose one listener serves many items (delegation) gets none.
+func TestClickListenerTargetsGetRefs(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_listener-menu.html")})
+	snap := c.ok("browser_snapshot", nil)
+	mustContain(t, snap, `- listitem [ref=`, `]: Profile`, `]: Settings`, `]: Log out`)
+	logout := regexp.MustCompile(`listitem \[ref=(e\d+)\]: Log out`).FindStringSubmatch(snap)
+	if logout == nil {
+		t.Fatalf("the listener-only item has no ref:\n%s", snap)
+	}
+	mustContain(t, c.ok("browser_click", map[string]any{"ref": logout[1]}), "Logged out")
+	if regexp.MustCompile(`\[ref=e\d+\][^\n]*One`).MatchString(snap) || strings.Count(snap, "[ref=") != 3 {
+		t.Errorf("the delegating container or its items got refs:\n%s", snap)
+	}
 }

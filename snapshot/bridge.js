@@ -135,6 +135,44 @@
   }
   const shadowOf = (el) => shadowRootOf(el) || (closedCount > 0 ? wmGet(closedRoots, el) : undefined) || null;
 
+  // An element with its own click listener (a custom menu's <li>) is a
+  // click target that no role, attribute or cursor shows. The bridge built
+  // at document start wraps addEventListener and notes, in the closure,
+  // the elements that get a click, mousedown or pointerdown listener; a
+  // listener on a container (a framework's delegation) marks the container
+  // only, which has no use for a ref and is not given one (clickListened).
+  const clickListeners = new WeakMapC(); // element -> true
+  let listenedCount = 0;
+  const ElementC = Element;
+  if (atDocumentStart === true && typeof EventTarget === 'function') {
+    const d = getOwnDesc(EventTarget.prototype, 'addEventListener');
+    if (d && typeof d.value === 'function') {
+      const add = uncurry(d.value);
+      const wrapped = { addEventListener(type, listener, options) {
+        if ((type === 'click' || type === 'mousedown' || type === 'pointerdown') && this instanceof ElementC) {
+          wmSet(clickListeners, this, true);
+          listenedCount++;
+        }
+        return add(this, type, listener, options);
+      } }.addEventListener;
+      try {
+        Object.defineProperty(EventTarget.prototype, 'addEventListener', { __proto__: null, value: wrapped,
+          writable: d.writable, enumerable: d.enumerable, configurable: d.configurable });
+      } catch (e) { /* an earlier script froze it: listeners go unseen */ }
+    }
+  }
+  // clickListened reports whether el has its own click listener and is
+  // small enough to be one target (at most 3 child elements): a listener
+  // on a large container is a framework's delegation, not a control.
+  function clickListened(el) {
+    if (listenedCount === 0 || wmGet(clickListeners, el) !== true) return false;
+    let n = 0;
+    for (let k = firstChild(el); k; k = nextSibling(k)) {
+      if (nodeType(k) === 1 && ++n > 3) return false;
+    }
+    return true;
+  }
+
   // ---- Change watch -----------------------------------------------------------
   // Whether the document may differ from the last watched snapshot: a
   // MutationObserver on the document and on every shadow root the walk met,
@@ -278,6 +316,9 @@
   const NAME_FROM_CONTENT = setOf('button cell checkbox columnheader gridcell heading link menuitem ' +
     'menuitemcheckbox menuitemradio option radio row rowheader switch tab tooltip treeitem term');
   // Wrappers: not emitted as nodes (their content is hoisted) unless they need a ref.
+  // The roles an element with a click listener of its own can have and be
+  // a target; landmarks, lists and the like hold targets instead.
+  const LISTENER_TARGETS = setOf('generic listitem img cell gridcell row paragraph term definition');
   const HOIST = setOf('generic none presentation rowgroup code deletion emphasis insertion mark strong ' +
     'subscript superscript time');
   // Kept even when empty: a table must keep its empty cells to stay aligned.
@@ -1162,6 +1203,7 @@
       }
     }
     if (isHTML && onclickOf(el) != null) return true;
+    if (clickListened(el) && LISTENER_TARGETS[role] === true) return true;
     // cursor:pointer marks a click target; only the outermost element of a
     // pointer region gets the ref, not each descendant inheriting the cursor.
     return pointerStart;
