@@ -113,7 +113,7 @@ func run(args []string) error {
 	fs.StringVar(&o.instance, "instance", "", "with --port: name of this process among several behind one reverse proxy; every session ID starts with it and a dash, so the proxy can route a session back (see docs/deploy.md)")
 	fs.BoolVar(&o.headless, "headless", true, "run Chromium headless (--headless=false shows the window)")
 	fs.StringVar(&o.executablePath, "executable-path", "", "Chromium executable (default: found on the machine)")
-	fs.StringVar(&o.cdpEndpoint, "cdp-endpoint", "", "connect to a running Chromium at this CDP endpoint instead of launching one (the same as one http:// --browser-endpoint)")
+	fs.StringVar(&o.cdpEndpoint, "cdp-endpoint", "", "attach to your running Chrome or Chromium at this CDP endpoint (started with --remote-debugging-port): the default role works in its profile, sign-ins and open tabs, and browser_close leaves your tabs open")
 	fs.Func("browser-endpoint", "run browsers on this endpoint instead of a local Chromium (repeatable; RETRACE_BROWSER_ENDPOINT takes several, space-separated): ws:// or wss:// for a Playwright browser server (playwright run-server, launchServer), http:// or https:// for a Chromium DevTools (CDP) endpoint; each session goes to the healthy one with the fewest sessions", func(v string) error {
 		o.endpoints = append(o.endpoints, strings.Fields(v)...)
 		return nil
@@ -376,6 +376,9 @@ func browserEndpoints(o options, cfg *roles.Config) ([]browser.Endpoint, error) 
 		if err := add(o.cdpEndpoint, flagHeaders, "--cdp-endpoint"); err != nil {
 			return nil, err
 		}
+		// The user's own browser: the default role works in its profile
+		// and tabs, not in a new empty context.
+		eps[len(eps)-1].UseDefaultContext = true
 	}
 	for _, raw := range o.endpoints {
 		if err := add(raw, flagHeaders, "--browser-endpoint"); err != nil {

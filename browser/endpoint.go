@@ -25,6 +25,11 @@ type Endpoint struct {
 	// Headers go with the connection (a token, for one). They are never
 	// logged or shown.
 	Headers map[string]string
+	// UseDefaultContext, for a CDP endpoint, gives the default role the
+	// browser's own default context (its profile, sign-ins and open tabs:
+	// the user's browser, --cdp-endpoint) instead of a new one; it is
+	// never closed, and neither are the tabs the user had.
+	UseDefaultContext bool
 }
 
 // EndpointKind says which protocol an endpoint speaks.

@@ -194,6 +194,9 @@ type tracked struct {
 	src     *source
 	drv     *driver
 	browser playwright.Browser
+	// borrowed is the browser's own default context (UseDefaultContext):
+	// released, it is left open.
+	borrowed bool
 }
 
 // NewManager returns a manager; nothing starts until the first context.
@@ -244,6 +247,11 @@ type ContextOptions struct {
 	// BlockServiceWorkers keeps pages from registering service workers,
 	// whose fetches a request route would not see.
 	BlockServiceWorkers bool
+	// Default asks for the browser's own default context where the seat's
+	// endpoint lends it (Endpoint.UseDefaultContext); Borrowed then says
+	// so, and the options above that only a new context takes (a proxy)
+	// do not apply.
+	Default bool
 	// Seat is the session's place (NewSeat): the context is made on its
 	// source, which moves to another endpoint when its own cannot be
 	// reached. Nil means the first source.
@@ -315,6 +323,21 @@ func (src *source) newContextLocked(co ContextOptions) (playwright.BrowserContex
 	}
 	if co.BlockServiceWorkers {
 		opts.ServiceWorkers = playwright.ServiceWorkerPolicyBlock
+	}
+	if co.Default && src.ep.UseDefaultContext {
+		if own := src.browser.Contexts(); len(own) > 0 {
+			c := own[0]
+			if err := setTimeouts(c, m.opts.ActionTimeout, m.opts.NavigationTimeout); err != nil {
+				return nil, llmerr.Classify(err, llmerr.Situation{Tool: "browser"})
+			}
+			m.ctxMu.Lock()
+			if m.contexts == nil {
+				m.contexts = map[playwright.BrowserContext]*tracked{}
+			}
+			m.contexts[c] = &tracked{src: src, drv: src.drv, browser: src.browser, borrowed: true}
+			m.ctxMu.Unlock()
+			return c, nil
+		}
 	}
 	c, err := src.browser.NewContext(opts)
 	if err != nil {
@@ -410,7 +433,7 @@ func (m *Manager) ReleaseContext(c playwright.BrowserContext) {
 	t := m.contexts[c]
 	delete(m.contexts, c)
 	m.ctxMu.Unlock()
-	if t == nil || !t.drv.alive() || !reachable(t.drv, c, m.opts.ActionTimeout) || !t.browser.IsConnected() {
+	if t == nil || t.borrowed || !t.drv.alive() || !reachable(t.drv, c, m.opts.ActionTimeout) || !t.browser.IsConnected() {
 		return
 	}
 	_ = c.Close()
@@ -439,6 +462,15 @@ func (src *source) closeIdleLocked(b playwright.Browser) {
 	src.browser = nil
 	src.closedByUs.Store(b, true)
 	_ = b.Close()
+}
+
+// Borrowed reports whether c is a browser's own default context, lent to
+// the default role (Endpoint.UseDefaultContext): not retrace's to close.
+func (m *Manager) Borrowed(c playwright.BrowserContext) bool {
+	m.ctxMu.Lock()
+	defer m.ctxMu.Unlock()
+	t := m.contexts[c]
+	return t != nil && t.borrowed
 }
 
 // Contexts counts the contexts handed out and not yet released.

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -301,9 +303,13 @@ func TestEndpointCDP(t *testing.T) {
 }
 
 // startDebuggableChromium starts Chromium serving CDP on port, in a fresh
-// profile, killed at the test's end.
-func startDebuggableChromium(t *testing.T, port int) *exec.Cmd {
+// profile, killed at the test's end; it opens about:blank, or the pages
+// given.
+func startDebuggableChromium(t *testing.T, port int, pages ...string) *exec.Cmd {
 	t.Helper()
+	if len(pages) == 0 {
+		pages = []string{"about:blank"}
+	}
 	paths, err := browser.Locate("", "")
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +317,8 @@ func startDebuggableChromium(t *testing.T, port int) *exec.Cmd {
 	cmd := exec.Command(paths.Chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
 		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port="+strconv.Itoa(port),
-		"--user-data-dir="+t.TempDir(), "about:blank")
+		"--user-data-dir="+t.TempDir())
+	cmd.Args = append(cmd.Args, pages...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -387,4 +394,45 @@ func TestIdleSessionIsReclaimed(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// --cdp-endpoint attaches to the user's own browser: the default role
+// works in its context and open tabs (reading a tab it did not open),
+// and browser_close closes only the tabs retrace opened.
+func TestAttachToTheUsersBrowser(t *testing.T) {
+	t.Parallel()
+	port := freePort(t)
+	startDebuggableChromium(t, port, fx.Page("form.html"))
+	srv, _ := endpointServer(t, []browser.Endpoint{{URL: fmt.Sprintf("http://127.0.0.1:%d", port), UseDefaultContext: true}}, 5*time.Second)
+	c := connectServer(t, srv)
+	// The user's tab may still be loading when retrace attaches.
+	for i := 0; !strings.Contains(c.ok("browser_tabs", map[string]any{"action": "list"}), fx.Page("form.html")); i++ {
+		if i == 50 {
+			t.Fatalf("the user's tab is not listed:\n%s", c.ok("browser_tabs", map[string]any{"action": "list"}))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	mustContain(t, c.ok("browser_snapshot", nil), fx.Page("form.html"), `button "Sign in"`)
+	c.ok("browser_tabs", map[string]any{"action": "new", "url": fx.Page("interact.html")})
+	mustContain(t, c.ok("browser_tabs", map[string]any{"action": "list"}), fx.Page("form.html"), fx.Page("interact.html"))
+	c.ok("browser_close", nil)
+
+	open := func() string {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/json/list", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Contains(open(), "interact.html") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if pages := open(); !strings.Contains(pages, fx.Page("form.html")) || strings.Contains(pages, "interact.html") {
+		t.Errorf("after browser_close the browser has, want the user's tab only:\n%s", pages)
+	}
+	// The next call attaches again, to the same tab.
+	mustContain(t, c.ok("browser_snapshot", nil), `button "Sign in"`)
 }

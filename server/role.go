@@ -27,6 +27,10 @@ type role struct {
 	seat *browser.Seat
 
 	bctx playwright.BrowserContext
+	// userPages, set when bctx is the user's own browser context
+	// (--cdp-endpoint), are the tabs that were open when it was lent:
+	// never closed by retrace.
+	userPages map[playwright.Page]bool
 	// refused is the last form the page refused, until its fields are
 	// set again or its tab leaves the document (formcheck.go).
 	refused *refusedForm
@@ -243,6 +247,9 @@ func (r *role) newTab() (*browser.Tab, error) {
 		if err := r.openContext(); err != nil {
 			return nil, err
 		}
+		if r.tab != nil && !r.tab.Closed() {
+			return r.tab, nil // the user's own tab, in a borrowed context
+		}
 	}
 	page, err := r.bctx.NewPage()
 	if err != nil {
@@ -434,7 +441,10 @@ func (r *role) openContext() error {
 	bctx, err := r.srv.browsers.NewContext(browser.ContextOptions{Seat: r.seat, StorageState: state, Proxy: g.URL(),
 		// A worker's fetches pass no route; the guard would stop them, but
 		// under a list they are not worth the surprise.
-		BlockServiceWorkers: lists})
+		BlockServiceWorkers: lists,
+		// The user's own browser (--cdp-endpoint) lends the default role
+		// its context: its profile, sign-ins and tabs.
+		Default: r.name == defaultRole})
 	if err != nil {
 		g.close()
 		if e, ok := llmerr.As(err); ok && e.Code == llmerr.BrowserUnreachable && len(e.Actions) == 0 {
@@ -480,6 +490,18 @@ func (r *role) openContext() error {
 	r.mu.afterCall = r.afterCall
 	r.busy = true // this call uses it from now on
 	bctx.OnPage(r.popup)
+	r.userPages = nil
+	if r.srv.browsers.Borrowed(bctx) {
+		// The user's tabs are the role's tabs, the newest current; they
+		// are the user's, so browser_close leaves them open.
+		r.userPages = map[playwright.Page]bool{}
+		for _, p := range bctx.Pages() {
+			r.userPages[p] = true
+			t := r.wrap(p, true)
+			r.tabs = append(r.tabs, t)
+			r.tab = t
+		}
+	}
 	if pending != "" {
 		// The context stays open, signed out, if the recipe fails.
 		return r.autoSignIn(rc, r.fileTrigger(pending))
@@ -514,6 +536,16 @@ func (r *role) closeLocked() bool {
 	}
 	if r.tab != nil {
 		r.resume = r.tab.URL()
+	}
+	if r.userPages != nil {
+		// A borrowed context stays open with the user's tabs; the tabs
+		// retrace opened in it close.
+		for _, t := range r.tabs {
+			if !r.userPages[t.Page] && !t.Closed() {
+				_, _ = bounded(time.Second, func() error { return t.Page.Close() })
+			}
+		}
+		r.userPages = nil
 	}
 	r.srv.browsers.ReleaseContext(r.bctx)
 	r.bctx = nil
