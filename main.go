@@ -54,6 +54,8 @@ type options struct {
 	ignoreHTTPSErrors bool
 	initScripts       []string
 	outputDir         string
+	device            string
+	viewportGiven     bool
 	isolated          bool
 	timeoutAction     int
 	timeoutNavigation int
@@ -129,6 +131,7 @@ func run(args []string) error {
 		return nil
 	})
 	fs.BoolVar(&o.isolated, "isolated", true, "accepted for playwright-mcp's command lines: retrace's browser profiles are always in memory")
+	fs.StringVar(&o.device, "device", "", `emulate a device of Playwright's list, like "iPhone 15" or "Pixel 7": its viewport (unless --viewport-size is given), user agent, touch and scale`)
 	fs.BoolVar(&o.ignoreHTTPSErrors, "ignore-https-errors", false, "load pages whose TLS certificate the browser does not trust (self-signed test servers)")
 	fs.IntVar(&o.timeoutAction, "timeout-action", 5000, "action timeout in milliseconds")
 	fs.IntVar(&o.timeoutNavigation, "timeout-navigation", 30000, "navigation timeout in milliseconds (a call stays well inside the 60 s many clients allow)")
@@ -168,6 +171,7 @@ func run(args []string) error {
 	if err := applyEnv(fs); err != nil {
 		return err
 	}
+	o.viewportGiven = o.viewport != fs.Lookup("viewport-size").DefValue
 	return serve(o)
 }
 
@@ -235,6 +239,11 @@ func serve(o options) error {
 	}
 	// Every flag is checked before the browser starts: a bad value must not
 	// cost a Chromium launch.
+	if o.device != "" {
+		if err := browser.CheckDevice(o.driverDir, o.device); err != nil {
+			return fmt.Errorf("--device: %w", err)
+		}
+	}
 	if o.port < 0 || o.port > 65535 {
 		return fmt.Errorf("--port %d: a TCP port is 1 to 65535", o.port)
 	}
@@ -279,6 +288,8 @@ func serve(o options) error {
 		Viewport:          viewport,
 		UserAgent:         o.userAgent,
 		IgnoreHTTPSErrors: o.ignoreHTTPSErrors,
+		Device:            o.device,
+		ViewportGiven:     o.viewportGiven,
 		ActionTimeout:     time.Duration(o.timeoutAction) * time.Millisecond,
 		NavigationTimeout: time.Duration(o.timeoutNavigation) * time.Millisecond,
 		CloseWhenIdle:     true,
@@ -512,7 +523,7 @@ var flagGroups = []struct {
 	flags []string
 }{
 	{"Server", []string{"port", "host", "log-file", "output-dir", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
-	{"Browser", []string{"headless", "executable-path", "viewport-size", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated",
+	{"Browser", []string{"headless", "executable-path", "viewport-size", "device", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated",
 		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
 	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role"}},
 	{"Safety", []string{"allowed-origins", "blocked-origins", "allow-file-urls", "allowed-dirs", "allow-broad-dirs", "no-evaluate",

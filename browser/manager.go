@@ -43,6 +43,11 @@ type Options struct {
 	// IgnoreHTTPSErrors lets pages load over TLS certificates the browser
 	// does not trust (self-signed test servers).
 	IgnoreHTTPSErrors bool
+	// Device is a Playwright device descriptor's name ("iPhone 15"): its
+	// user agent, viewport, scale, touch and mobile flags, unless
+	// UserAgent or ViewportGiven say otherwise.
+	Device        string
+	ViewportGiven bool
 	// ActionTimeout bounds element actions; NavigationTimeout bounds loads.
 	ActionTimeout     time.Duration
 	NavigationTimeout time.Duration
@@ -307,6 +312,22 @@ func (src *source) newContextLocked(co ContextOptions) (playwright.BrowserContex
 	opts := playwright.BrowserNewContextOptions{}
 	if m.opts.Viewport != nil {
 		opts.Viewport = m.opts.Viewport
+	}
+	if name := m.opts.Device; name != "" {
+		d := src.drv.pw.Devices[name]
+		if d == nil {
+			return nil, fmt.Errorf("--device %q is not a Playwright device, like \"iPhone 15\" or \"Pixel 7\"", name)
+		}
+		opts.UserAgent = playwright.String(d.UserAgent)
+		if !m.opts.ViewportGiven {
+			opts.Viewport = d.Viewport
+			if d.Screen != nil {
+				opts.Screen = d.Screen
+			}
+		}
+		opts.DeviceScaleFactor = playwright.Float(d.DeviceScaleFactor)
+		opts.IsMobile = playwright.Bool(d.IsMobile)
+		opts.HasTouch = playwright.Bool(d.HasTouch)
 	}
 	if m.opts.UserAgent != "" {
 		opts.UserAgent = playwright.String(m.opts.UserAgent)

@@ -63,3 +63,17 @@ func TestIgnoreHTTPSErrors(t *testing.T) {
 	mustContain(t, out, "(HTTP 200)", "Title: <page-content>Self-signed</page-content>")
 	mustContain(t, c.ok("browser_snapshot", nil), `button "Pay"`)
 }
+
+// --device emulates a Playwright device: its viewport, user agent and
+// touch reach the page (a page with no viewport meta lays out 980 px wide,
+// as on the phone: screen.width is the device's).
+func TestDeviceEmulation(t *testing.T) {
+	t.Parallel()
+	m := browser.NewManager(browser.Options{Headless: true, Device: "iPhone 15",
+		ActionTimeout: 3 * time.Second, NavigationTimeout: 10 * time.Second, DriverLog: testLog{t}})
+	t.Cleanup(func() { m.Close() })
+	c := connectServer(t, New(Config{}, m))
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	out := c.ok("browser_evaluate", map[string]any{"function": "() => [screen.width, navigator.userAgent.includes('iPhone'), navigator.maxTouchPoints > 0].join(' ')"})
+	mustContain(t, out, `"393 true true"`)
+}
