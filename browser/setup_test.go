@@ -88,3 +88,18 @@ func TestSandboxStaysOnUnlessRoot(t *testing.T) {
 		}
 	}
 }
+
+// CheckDevice knows the driver's device list, and names close devices
+// for a wrong name.
+func TestCheckDevice(t *testing.T) {
+	if _, _, err := FindDriver(""); err != nil {
+		t.Skipf("no driver: %v", err)
+	}
+	if err := CheckDevice("", "iPhone 15"); err != nil {
+		t.Errorf("iPhone 15: %v", err)
+	}
+	err := CheckDevice("", "Pixel 99")
+	if err == nil || !strings.Contains(err.Error(), "Pixel 7") {
+		t.Errorf("Pixel 99: want an error naming Pixel 7, got %v", err)
+	}
+}
