@@ -54,6 +54,7 @@ type options struct {
 	ignoreHTTPSErrors bool
 	initScripts       []string
 	outputDir         string
+	caps              string
 	device            string
 	viewportGiven     bool
 	isolated          bool
@@ -142,6 +143,7 @@ func run(args []string) error {
 		o.roleFlags = append(o.roleFlags, v)
 		return nil
 	})
+	fs.StringVar(&o.caps, "caps", "", "comma-separated capabilities whose tools are listed besides the default set: pdf (browser_pdf_save)")
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
 	fs.StringVar(&o.allowedDirs, "allowed-dirs", "", "directories browser_file_upload may read, comma-separated (default: <user cache dir>/retrace/uploads, created on first use)")
 	fs.BoolVar(&o.allowBroadDirs, "allow-broad-dirs", false, "let --allowed-dirs name / or the home directory (refused otherwise)")
@@ -239,6 +241,12 @@ func serve(o options) error {
 	}
 	// Every flag is checked before the browser starts: a bad value must not
 	// cost a Chromium launch.
+	caps := splitList(o.caps)
+	for _, c := range caps {
+		if _, ok := server.Caps[c]; !ok {
+			return fmt.Errorf("--caps: %q is not a capability (pdf)", c)
+		}
+	}
 	if o.device != "" {
 		if err := browser.CheckDevice(o.driverDir, o.device); err != nil {
 			return fmt.Errorf("--device: %w", err)
@@ -317,6 +325,7 @@ func serve(o options) error {
 		MaxResultBytes: o.maxResultBytes,
 		NoEvaluate:     o.noEvaluate,
 		InitScripts:    initScripts,
+		Caps:           caps,
 		OutputDir:      o.outputDir,
 		Instance:       o.instance,
 		UploadDirs:     splitList(o.allowedDirs),
@@ -522,7 +531,7 @@ var flagGroups = []struct {
 	name  string
 	flags []string
 }{
-	{"Server", []string{"port", "host", "log-file", "output-dir", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
+	{"Server", []string{"port", "host", "log-file", "output-dir", "caps", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
 	{"Browser", []string{"headless", "executable-path", "viewport-size", "device", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated",
 		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
 	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role"}},

@@ -166,3 +166,34 @@ func TestClickListenerTargetsGetRefs(t *testing.T) {
 		t.Errorf("the delegating container or its items got refs:\n%s", snap)
 	}
 }
+
+// A screenshot can also be saved as a file in the output directory, and
+// --caps pdf lists browser_pdf_save, which saves the page as a PDF there;
+// without the cap the tool is not listed.
+func TestFilesInTheOutputDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := connect(t, Config{OutputDir: dir})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	res := c.call("browser_take_screenshot", map[string]any{"filename": "sign-in"})
+	if res.IsError {
+		t.Fatalf("screenshot: %s", res.Text)
+	}
+	path := filepath.Join(dir, "sign-in.png")
+	mustContain(t, res.Text, "Saved to "+path+".")
+	if b, err := os.ReadFile(path); err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
+		t.Errorf("%s is not the PNG: %v", path, err)
+	}
+	if c.listedArgs()["browser_pdf_save"] != nil {
+		t.Error("browser_pdf_save is listed without --caps pdf")
+	}
+
+	p := connect(t, Config{OutputDir: dir, Caps: []string{"pdf"}})
+	p.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	out := p.ok("browser_pdf_save", map[string]any{"filename": "form"})
+	pdf := filepath.Join(dir, "form.pdf")
+	mustContain(t, out, "as PDF", pdf)
+	if b, err := os.ReadFile(pdf); err != nil || !strings.HasPrefix(string(b), "%PDF-") {
+		t.Errorf("%s is not a PDF: %v", pdf, err)
+	}
+}

@@ -92,3 +92,22 @@ func uniquePath(dir, name string) string {
 		path = filepath.Join(dir, fmt.Sprintf("%s-%d%s", base, i, ext))
 	}
 }
+
+// writeOutput writes data as name in the output directory (with ext when
+// name has none; made unique, never over another file) and returns its
+// path.
+func (s *Server) writeOutput(name, ext string, data []byte) (string, error) {
+	dir, err := s.outputDir()
+	if err != nil {
+		return "", err
+	}
+	name = safeFileName(name)
+	if filepath.Ext(name) == "" {
+		name += ext
+	}
+	path := uniquePath(dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}

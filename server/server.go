@@ -4,6 +4,7 @@
 package server
 
 import (
+	"slices"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -60,6 +61,10 @@ type Config struct {
 	AllowBroadDirs bool
 	// NoEvaluate leaves browser_evaluate out of the tools.
 	NoEvaluate bool
+	// Caps are the capabilities whose tools are listed besides the default
+	// set (--caps): "pdf" adds browser_pdf_save. The default set stays
+	// within the tools/list token budget.
+	Caps []string
 	// OutputDir is where files the server writes go (downloads), created
 	// 0700 on first use; empty means <user cache dir>/retrace/output.
 	OutputDir string
@@ -147,6 +152,9 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.addEvaluateTools()
 	s.addRoleTools()
 	s.addCompareTools()
+	if slices.Contains(cfg.Caps, "pdf") {
+		s.addPDFTools()
+	}
 	return s
 }
 

@@ -30,6 +30,7 @@ type screenshotArgs struct {
 	Ref      string `json:"ref,omitempty" jsonschema:"Only this element"`
 	FullPage bool   `json:"fullPage,omitempty" jsonschema:"The whole scrollable page"`
 	Type     string `json:"type,omitempty" jsonschema:"png (default) or jpeg"`
+	Filename string `json:"filename,omitempty" jsonschema:"Also save it as this file in --output-dir"`
 	roleArg
 }
 
@@ -241,6 +242,13 @@ func (s *Server) screenshot(ctx context.Context, c *call, in screenshotArgs) (*r
 	text := fmt.Sprintf("Screenshot of %s: %dx%d %s, %s.", what, w, h, strings.ToUpper(kind), browser.HumanSize(int64(buf.Len())))
 	if w != w0 {
 		text += fmt.Sprintf(" Scaled down from %dx%d.", w0, h0)
+	}
+	if in.Filename != "" {
+		path, err := s.writeOutput(in.Filename, "."+map[string]string{"png": "png", "jpeg": "jpg"}[kind], buf.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		text += " Saved to " + path + "."
 	}
 	res := textResponse(text)
 	res.images = []*mcp.ImageContent{{Data: buf.Bytes(), MIMEType: mime}}
