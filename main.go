@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -55,6 +56,8 @@ type options struct {
 	initScripts       []string
 	outputDir         string
 	caps              string
+	proxyServer       string
+	proxyBypass       string
 	device            string
 	viewportGiven     bool
 	isolated          bool
@@ -143,6 +146,8 @@ func run(args []string) error {
 		o.roleFlags = append(o.roleFlags, v)
 		return nil
 	})
+	fs.StringVar(&o.proxyServer, "proxy-server", "", "send the browser's requests on through this HTTP proxy, http://[user:pass@]host:port (loopback goes direct)")
+	fs.StringVar(&o.proxyBypass, "proxy-bypass", "", "comma-separated hosts that go direct, not through --proxy-server: host, .domain or *.domain")
 	fs.StringVar(&o.caps, "caps", "", "comma-separated capabilities whose tools are listed besides the default set: pdf (browser_pdf_save)")
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
 	fs.StringVar(&o.allowedDirs, "allowed-dirs", "", "directories browser_file_upload may read, comma-separated (default: <user cache dir>/retrace/uploads, created on first use)")
@@ -241,6 +246,20 @@ func serve(o options) error {
 	}
 	// Every flag is checked before the browser starts: a bad value must not
 	// cost a Chromium launch.
+	var upstream server.Upstream
+	if o.proxyServer != "" {
+		u, err := url.Parse(o.proxyServer)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			shown := "(not a URL)"
+			if err == nil {
+				shown = u.Redacted() // a password is never printed
+			}
+			return fmt.Errorf("--proxy-server %s: want http://[user:pass@]host:port (an HTTP proxy)", shown)
+		}
+		upstream = server.Upstream{URL: u, Bypass: splitList(o.proxyBypass)}
+	} else if o.proxyBypass != "" {
+		return errors.New("--proxy-bypass needs --proxy-server")
+	}
 	caps := splitList(o.caps)
 	for _, c := range caps {
 		if _, ok := server.Caps[c]; !ok {
@@ -326,6 +345,7 @@ func serve(o options) error {
 		NoEvaluate:     o.noEvaluate,
 		InitScripts:    initScripts,
 		Caps:           caps,
+		Upstream:       upstream,
 		OutputDir:      o.outputDir,
 		Instance:       o.instance,
 		UploadDirs:     splitList(o.allowedDirs),
@@ -532,7 +552,7 @@ var flagGroups = []struct {
 	flags []string
 }{
 	{"Server", []string{"port", "host", "log-file", "output-dir", "caps", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
-	{"Browser", []string{"headless", "executable-path", "viewport-size", "device", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated",
+	{"Browser", []string{"headless", "executable-path", "viewport-size", "device", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated", "proxy-server", "proxy-bypass",
 		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
 	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role"}},
 	{"Safety", []string{"allowed-origins", "blocked-origins", "allow-file-urls", "allowed-dirs", "allow-broad-dirs", "no-evaluate",

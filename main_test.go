@@ -337,6 +337,8 @@ func TestBadFlagsStopBeforeTheBrowser(t *testing.T) {
 		{"--viewport-size", "100000x5"},
 		{"--allowed-dirs", "/nonexistent/retrace-uploads"},
 		{"--init-script", "/nonexistent/retrace-init.js"},
+		{"--proxy-server", "socks5://user:secret@127.0.0.1:1080"},
+		{"--proxy-bypass", "example.com"},
 	} {
 		cmd := exec.Command(binary, append(args, "--driver-dir", "/nonexistent/retrace-driver")...)
 		out, err := cmd.CombinedOutput()

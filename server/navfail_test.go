@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,4 +80,46 @@ func TestDeviceEmulation(t *testing.T) {
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	out := c.ok("browser_evaluate", map[string]any{"function": "() => [screen.width, navigator.userAgent.includes('iPhone'), navigator.maxTouchPoints > 0].join(' ')"})
 	mustContain(t, out, `"393 true true"`)
+}
+
+// With an upstream proxy (--proxy-server), the guard sends requests on
+// through it: a name only the proxy knows loads; a host on the bypass
+// list goes direct (and, unknown to DNS, fails as it would without a
+// proxy); loopback always goes direct.
+func TestUpstreamProxy(t *testing.T) {
+	t.Parallel()
+	target, _ := url.Parse(fx.URL)
+	var mu sync.Mutex
+	var seen []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.String())
+		mu.Unlock()
+		if r.Method == http.MethodConnect || r.URL.Hostname() != "shop.test" {
+			http.Error(w, "this test proxy knows shop.test only", http.StatusBadGateway)
+			return
+		}
+		// shop.test is the fixture, as only this proxy knows.
+		(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target); pr.Out.Host = target.Host }}).ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	pu, _ := url.Parse(proxy.URL)
+	c := connect(t, Config{Upstream: Upstream{URL: pu, Bypass: []string{"*.direct.test"}}})
+	out := c.ok("browser_navigate", map[string]any{"url": "http://shop.test/form.html"})
+	mustContain(t, out, "Title: <page-content>Sign in</page-content>")
+	r := c.call("browser_navigate", map[string]any{"url": "http://www.direct.test/"})
+	if !r.IsError || !strings.Contains(r.Text, "ERR_NAME_NOT_RESOLVED") {
+		t.Errorf("a bypassed host went through the proxy, or did not fail as unknown to DNS:\n%s", r.Text)
+	}
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range seen {
+		if strings.Contains(s, "direct.test") || strings.Contains(s, "127.0.0.1") {
+			t.Errorf("the proxy saw %q, which should have gone direct", s)
+		}
+	}
+	if len(seen) == 0 || !strings.Contains(strings.Join(seen, " "), "GET http://shop.test/form.html") {
+		t.Errorf("the proxy did not carry the load of shop.test: %q", seen)
+	}
 }

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +28,7 @@ import (
 // reach nothing the policy forbids, by any path.
 type guard struct {
 	policy OriginPolicy
+	up     Upstream
 	ln     net.Listener
 	srv    *http.Server
 	proxy  *httputil.ReverseProxy
@@ -54,14 +58,55 @@ const (
 	netErrorHeader = browser.NetErrorHeader
 )
 
-func startGuard(p OriginPolicy) (*guard, error) {
+// Upstream is the proxy the guard sends requests on to (--proxy-server):
+// a network that reaches the web only through one. Loopback and the hosts
+// of Bypass (--proxy-bypass) go direct.
+type Upstream struct {
+	URL    *url.URL
+	Bypass []string
+}
+
+// direct reports whether host is reached without the upstream proxy.
+func (u Upstream) direct(host string) bool {
+	if u.URL == nil {
+		return true
+	}
+	host = strings.ToLower(strings.Trim(host, "[]"))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return true
+	}
+	for _, b := range u.Bypass {
+		b = strings.ToLower(strings.TrimSpace(b))
+		switch {
+		case b == "":
+		case b == "*" || b == host:
+			return true
+		case strings.HasPrefix(b, "*."), strings.HasPrefix(b, "."):
+			if strings.HasSuffix(host, strings.TrimPrefix(b, "*")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func startGuard(p OriginPolicy, up Upstream) (*guard, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("starting the network guard: %w", err)
 	}
-	g := &guard{policy: p, ln: ln, dialer: net.Dialer{Timeout: 30 * time.Second}}
+	g := &guard{policy: p, up: up, ln: ln, dialer: net.Dialer{Timeout: 30 * time.Second}}
 	tr := &http.Transport{DialContext: g.dial, ForceAttemptHTTP2: false, MaxIdleConns: 64,
-		IdleConnTimeout: 30 * time.Second, TLSHandshakeTimeout: 15 * time.Second}
+		IdleConnTimeout: 30 * time.Second, TLSHandshakeTimeout: 15 * time.Second,
+		Proxy: func(r *http.Request) (*url.URL, error) {
+			if up.direct(r.URL.Hostname()) {
+				return nil, nil
+			}
+			return up.URL, nil
+		}}
 	g.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = pr.In.URL
@@ -237,7 +282,12 @@ func (g *guard) tunnel(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, (&url.URL{Scheme: "https", Host: r.Host}).String(), why)
 		return
 	}
-	upstream, err := g.dial(r.Context(), "tcp", net.JoinHostPort(host, port))
+	var upstream net.Conn
+	if g.up.direct(host) {
+		upstream, err = g.dial(r.Context(), "tcp", net.JoinHostPort(host, port))
+	} else {
+		upstream, err = g.viaUpstream(r.Context(), net.JoinHostPort(host, port))
+	}
 	if err != nil {
 		var b blockedError
 		if errors.As(err, &b) {
@@ -336,3 +386,52 @@ func parsePort(p string) uint16 {
 	}
 	return n
 }
+
+// viaUpstream opens a tunnel to addr through the upstream proxy (CONNECT),
+// with its credentials when its URL has them.
+func (g *guard) viaUpstream(ctx context.Context, addr string) (net.Conn, error) {
+	u := g.up.URL
+	proxyAddr := u.Host
+	if u.Port() == "" {
+		proxyAddr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	c, err := g.dialer.DialContext(ctx, "tcp", proxyAddr)
+	if err != nil {
+		return nil, err
+	}
+	req := "CONNECT " + addr + " HTTP/1.1\r\nHost: " + addr + "\r\n"
+	if u.User != nil {
+		pass, _ := u.User.Password()
+		req += "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass)) + "\r\n"
+	}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+		c.Close()
+		return nil, err
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		c.Close()
+		return nil, fmt.Errorf("the proxy %s refused the tunnel to %s: %s", u.Redacted(), addr, resp.Status)
+	}
+	_ = c.SetDeadline(time.Time{})
+	if br.Buffered() > 0 {
+		// Bytes the proxy sent past its answer belong to the tunnel.
+		return &bufferedConn{Conn: c, r: br}, nil
+	}
+	return c, nil
+}
+
+// bufferedConn reads what its reader buffered first.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) { return b.r.Read(p) }

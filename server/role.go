@@ -433,7 +433,7 @@ func (r *role) openContext() error {
 		return err
 	}
 	policy := r.srv.cfg.Origins
-	g, err := startGuard(policy)
+	g, err := startGuard(policy, r.srv.cfg.Upstream)
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,9 @@ type Config struct {
 	AllowBroadDirs bool
 	// NoEvaluate leaves browser_evaluate out of the tools.
 	NoEvaluate bool
+	// Upstream is the proxy the network guard sends requests on to
+	// (--proxy-server, --proxy-bypass); zero means direct.
+	Upstream Upstream
 	// Caps are the capabilities whose tools are listed besides the default
 	// set (--caps): "pdf" adds browser_pdf_save. The default set stays
 	// within the tools/list token budget.
