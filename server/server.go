@@ -4,7 +4,6 @@
 package server
 
 import (
-	"slices"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -12,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
