@@ -175,8 +175,15 @@ func run(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (see retrace --help)", fs.Arg(0))
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if err := applyEnv(fs); err != nil {
 		return err
+	}
+	if o.configFile != "" {
+		if err := applyConfig(fs, o.configFile, given); err != nil {
+			return err
+		}
 	}
 	o.viewportGiven = o.viewport != fs.Lookup("viewport-size").DefValue
 	return serve(o)
@@ -621,4 +628,27 @@ func printUsage(fs *flag.FlagSet) {
 		}
 	})
 	group("Other", other)
+}
+
+// applyConfig sets, from the --config file's keys that playwright-mcp's
+// config uses (browser, server, network, timeouts, capabilities,
+// outputDir), every flag that neither the command line (given) nor the
+// environment set: a config written for playwright-mcp works here.
+func applyConfig(fs *flag.FlagSet, path string, given map[string]bool) error {
+	vals, err := roles.FlagValues(path)
+	if err != nil {
+		return err
+	}
+	for name, v := range vals {
+		env := "RETRACE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		if _, fromEnv := os.LookupEnv(env); given[name] || fromEnv {
+			continue
+		}
+		for _, one := range strings.Split(v, "\n") {
+			if err := fs.Set(name, one); err != nil {
+				return fmt.Errorf("config %s: %s: %v", path, name, err)
+			}
+		}
+	}
+	return nil
 }

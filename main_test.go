@@ -376,3 +376,39 @@ func TestHelpGoesToStdout(t *testing.T) {
 		}
 	}
 }
+
+// A --config file written for playwright-mcp gives its flag values under
+// playwright-mcp's names (a bad one is refused like the flag's, before the
+// browser); the command line wins over it; a key retrace does not have is
+// an error naming it.
+func TestPlaywrightMCPConfigKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		config string
+		args   []string
+		want   string
+	}{
+		{`{"browser": {"contextOptions": {"viewport": {"width": 99999, "height": 5}}}}`, nil, "--viewport-size"},
+		{`{"server": {"port": 99999}}`, nil, "--port 99999"},
+		{`{"browser": {"launchOptions": {"proxy": {"server": "socks5://p:1"}}}}`, nil, "--proxy-server"},
+		{`{"browser": {"browserName": "firefox"}}`, nil, `unknown field "browserName"`},
+		// The command line wins: its bad port is the one named.
+		{`{"server": {"port": 8931}}`, []string{"--port", "70000"}, "--port 70000"},
+	} {
+		path := write(fmt.Sprintf("c%d.json", len(tc.config)), tc.config)
+		cmd := exec.Command(binary, append([]string{"--config", path, "--driver-dir", "/nonexistent/retrace-driver"}, tc.args...)...)
+		cmd.Env = withoutRetraceEnv()
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s %v: want an exit naming %q, got %v:\n%s", tc.config, tc.args, tc.want, err, out)
+		}
+	}
+}

@@ -101,6 +101,13 @@ func New() *Config {
 type file struct {
 	Roles            map[string]*Role `json:"roles"`
 	BrowserEndpoints []Endpoint       `json:"browserEndpoints"`
+	// playwright-mcp's names for what flags set (pwconfig.go).
+	Browser      *pwBrowser  `json:"browser,omitempty"`
+	Server       *pwServer   `json:"server,omitempty"`
+	Network      *pwNetwork  `json:"network,omitempty"`
+	Timeouts     *pwTimeouts `json:"timeouts,omitempty"`
+	Capabilities []string    `json:"capabilities,omitempty"`
+	OutputDir    string      `json:"outputDir,omitempty"`
 }
 
 // Load reads a --config file. Paths of auth files are relative to the
