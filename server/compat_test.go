@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Calls written for playwright-mcp 0.0.83, which names a ref `target` (and
@@ -195,5 +197,38 @@ func TestFilesInTheOutputDir(t *testing.T) {
 	mustContain(t, out, "as PDF", pdf)
 	if b, err := os.ReadFile(pdf); err != nil || !strings.HasPrefix(string(b), "%PDF-") {
 		t.Errorf("%s is not a PDF: %v", pdf, err)
+	}
+}
+
+// Programs get the tabs, the matches of browser_find and the roles as
+// structuredContent beside the text.
+func TestStructuredResults(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	structured := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		r, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || r.IsError {
+			t.Fatalf("%s: %v %+v", name, err, r)
+		}
+		var m map[string]any
+		b, _ := json.Marshal(r.StructuredContent)
+		if err := json.Unmarshal(b, &m); err != nil || m == nil {
+			t.Fatalf("%s: no structuredContent: %s", name, b)
+		}
+		return m
+	}
+	tabs := structured("browser_tabs", map[string]any{"action": "list"})["tabs"].([]any)
+	if tab := tabs[0].(map[string]any); len(tabs) != 1 || tab["url"] != fx.Page("form.html") || tab["title"] != "Sign in" || tab["current"] != true {
+		t.Errorf("tabs: %v", tabs)
+	}
+	found := structured("browser_find", map[string]any{"role": "button"})
+	if m := found["matches"].([]any); found["total"] != float64(1) || !strings.HasPrefix(m[0].(map[string]any)["ref"].(string), "e") {
+		t.Errorf("find: %v", found)
+	}
+	roles := structured("list_current_roles", nil)["roles"].([]any)
+	if r := roles[0].(map[string]any); r["name"] != "default" || r["current"] != true || r["open"] != true {
+		t.Errorf("roles: %v", roles)
 	}
 }

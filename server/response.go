@@ -45,6 +45,9 @@ type response struct {
 	invalid []string
 	// hint is the next step, dropped when the snapshot is included.
 	hint string
+	// data is what a tool gives programs beside the sections above (the
+	// tabs, the matches, the roles), in structuredContent only.
+	data map[string]any
 	// snapshot is the page tree, when the call asked for it; noSnapshot
 	// says why it could not be taken.
 	snapshot   string
@@ -202,6 +205,9 @@ func (r *response) structured() map[string]any {
 	}
 	if len(r.warnings) > 0 {
 		m["warnings"] = r.warnings
+	}
+	for k, v := range r.data {
+		m[k] = v
 	}
 	if len(m) == 0 {
 		return nil

@@ -711,16 +711,24 @@ func (r *role) indexOf(t *browser.Tab) int { return slices.Index(r.tabs, t) }
 // listTabs renders the role's tabs, marking the current one. Their titles
 // are the pages' words: the list is fenced.
 func (r *role) listTabs() string {
+	s, _ := r.tabList()
+	return s
+}
+
+// tabList is listTabs, and the same tabs for structuredContent.
+func (r *role) tabList() (string, []map[string]any) {
 	lines := []string{}
+	var data []map[string]any
 	for i, t := range r.tabs {
-		title := pageState(t).title // bounded: a stuck page has none
+		title := snapshot.Clip(pageState(t).title, snapshot.MaxTitle) // bounded: a stuck page has none
 		cur := ""
 		if t == r.tab {
 			cur = " (current)"
 		}
-		lines = append(lines, fmt.Sprintf("- %d%s: %s — %s", i, cur, t.Page.URL(), snapshot.Clip(title, snapshot.MaxTitle)))
+		lines = append(lines, fmt.Sprintf("- %d%s: %s — %s", i, cur, t.Page.URL(), title))
+		data = append(data, map[string]any{"index": i, "url": t.Page.URL(), "title": title, "current": t == r.tab})
 	}
-	return "Tabs:\n" + strings.Join(fenceBlock(lines), "\n")
+	return "Tabs:\n" + strings.Join(fenceBlock(lines), "\n"), data
 }
 
 // popupState waits, until deadline, for a popup to leave about:blank, where

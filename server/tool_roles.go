@@ -67,8 +67,17 @@ func (s *Server) selectRole(ctx context.Context, c *call, in selectRoleArgs) (*r
 func (s *Server) listRoles(ctx context.Context, c *call, _ noArgs) (*response, error) {
 	current := c.sess.currentRole()
 	var b strings.Builder
+	var data []map[string]any
 	for _, name := range s.cfg.Roles.Names() {
 		r, _ := s.cfg.Roles.Get(name)
+		d := map[string]any{"name": name, "current": name == current, "open": c.sess.peek(name) != nil && c.sess.peek(name).open()}
+		if r.AuthFile != "" {
+			d["authFile"], d["authRequired"] = r.AuthFile, r.AuthRequired
+		}
+		if r.DefaultURL != "" {
+			d["defaultUrl"] = r.DefaultURL
+		}
+		data = append(data, d)
 		mark := " "
 		if name == current {
 			mark = "*"
@@ -98,7 +107,9 @@ func (s *Server) listRoles(ctx context.Context, c *call, _ noArgs) (*response, e
 	}
 	b.WriteString("(* = current role; browser tools take role=\"...\" to act as another without switching)\n")
 	b.WriteString(s.browserStatus(c.sess))
-	return textResponse(b.String()), nil
+	res := textResponse(b.String())
+	res.data = map[string]any{"roles": data, "browser": c.sess.seat.Where()}
+	return res, nil
 }
 
 // browserStatus says where the session's browsers run and, with several

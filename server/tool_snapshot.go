@@ -178,6 +178,11 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*response, err
 	// A limit past what a result holds is cut like a history list.
 	lines, over := fitLines(matchLines(matches), s.outputRoom(), false)
 	res.addBody(fenceBlock(lines)...)
+	found := make([]map[string]any, len(matches))
+	for i, m := range matches {
+		found[i] = map[string]any{"ref": m.Ref, "line": m.Line, "context": m.Context}
+	}
+	res.data = map[string]any{"matches": found, "total": total}
 	switch {
 	case over > 0:
 		res.addBody(fmt.Sprintf("[%d more not shown: the result limit is reached; narrow the search with role= or name=.]", total-len(lines)))

@@ -56,7 +56,9 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response,
 	}
 	r.adopt()
 	if action == "list" {
-		res.addBody(r.listTabs())
+		text, tabs := r.tabList()
+		res.addBody(text)
+		res.data = map[string]any{"tabs": tabs}
 		return res, nil
 	}
 	idx := r.indexOf(r.tab)
