@@ -156,7 +156,7 @@ func TestSchemasHaveNoTypeUnions(t *testing.T) {
 func TestClickListenerTargetsGetRefs(t *testing.T) {
 	t.Parallel()
 	c := connect(t, Config{})
-	c.ok("browser_navigate", map[string]any{"url": fx.Page("_listener-menu.html")})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("listener-controls.html")})
 	snap := c.ok("browser_snapshot", nil)
 	mustContain(t, snap, `- listitem [ref=`, `]: Profile`, `]: Settings`, `]: Log out`)
 	logout := regexp.MustCompile(`listitem \[ref=(e\d+)\]: Log out`).FindStringSubmatch(snap)
