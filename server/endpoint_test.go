@@ -435,4 +435,13 @@ func TestAttachToTheUsersBrowser(t *testing.T) {
 	}
 	// The next call attaches again, to the same tab.
 	mustContain(t, c.ok("browser_snapshot", nil), `button "Sign in"`)
+
+	// A browser that is not there is named, not the local Chromium.
+	dead := freePort(t)
+	srv2, _ := endpointServer(t, []browser.Endpoint{{URL: fmt.Sprintf("http://127.0.0.1:%d", dead), UseDefaultContext: true}}, 2*time.Second)
+	r := connectServer(t, srv2).fail("browser_snapshot", nil, llmerr.BrowserUnreachable)
+	mustContain(t, r.Text, fmt.Sprintf("127.0.0.1:%d", dead))
+	if strings.Contains(r.Text, "/usr/bin/chromium") {
+		t.Errorf("the error names the local Chromium:\n%s", r.Text)
+	}
 }
