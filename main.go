@@ -56,6 +56,7 @@ type options struct {
 	initScripts       []string
 	outputDir         string
 	caps              string
+	storageState      string
 	proxyServer       string
 	proxyBypass       string
 	device            string
@@ -148,6 +149,7 @@ func run(args []string) error {
 	})
 	fs.StringVar(&o.proxyServer, "proxy-server", "", "send the browser's requests on through this HTTP proxy, http://[user:pass@]host:port (loopback goes direct)")
 	fs.StringVar(&o.proxyBypass, "proxy-bypass", "", "comma-separated hosts that go direct, not through --proxy-server: host, .domain or *.domain")
+	fs.StringVar(&o.storageState, "storage-state", "", "Playwright storage-state file (cookies, local storage) the default role's context starts with, as playwright-mcp's; a signed-in user the server checks is a role (--role, docs/roles.md)")
 	fs.StringVar(&o.caps, "caps", "", "comma-separated capabilities whose tools are listed besides the default set: pdf (browser_pdf_save)")
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
 	fs.StringVar(&o.allowedDirs, "allowed-dirs", "", "directories browser_file_upload may read, comma-separated (default: <user cache dir>/retrace/uploads, created on first use)")
@@ -267,6 +269,11 @@ func serve(o options) error {
 	} else if o.proxyBypass != "" {
 		return errors.New("--proxy-bypass needs --proxy-server")
 	}
+	if o.storageState != "" {
+		if err := roles.CheckAuthFile(o.storageState); err != nil {
+			return fmt.Errorf("--storage-state: %w", err)
+		}
+	}
 	caps := splitList(o.caps)
 	for _, c := range caps {
 		if _, ok := server.Caps[c]; !ok {
@@ -352,6 +359,7 @@ func serve(o options) error {
 		NoEvaluate:     o.noEvaluate,
 		InitScripts:    initScripts,
 		Caps:           caps,
+		StorageState:   o.storageState,
 		Upstream:       upstream,
 		OutputDir:      o.outputDir,
 		Instance:       o.instance,
@@ -561,7 +569,7 @@ var flagGroups = []struct {
 	{"Server", []string{"port", "host", "log-file", "output-dir", "caps", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
 	{"Browser", []string{"headless", "executable-path", "viewport-size", "device", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated", "proxy-server", "proxy-bypass",
 		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
-	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role"}},
+	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role", "storage-state"}},
 	{"Safety", []string{"allowed-origins", "blocked-origins", "allow-file-urls", "allowed-dirs", "allow-broad-dirs", "no-evaluate",
 		"auth-token", "insecure-no-auth", "allowed-hosts", "allowed-http-origins"}},
 	{"Limits", []string{"timeout-action", "timeout-navigation", "snapshot-budget", "max-result-bytes"}},

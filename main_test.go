@@ -339,6 +339,7 @@ func TestBadFlagsStopBeforeTheBrowser(t *testing.T) {
 		{"--init-script", "/nonexistent/retrace-init.js"},
 		{"--proxy-server", "socks5://user:secret@127.0.0.1:1080"},
 		{"--proxy-bypass", "example.com"},
+		{"--storage-state", "/nonexistent/state.json"},
 	} {
 		cmd := exec.Command(binary, append(args, "--driver-dir", "/nonexistent/retrace-driver")...)
 		out, err := cmd.CombinedOutput()

@@ -70,6 +70,11 @@ func (r *role) runLoginCheck() error {
 // warning the role's results carry until the file works.
 func (r *role) authState() (string, error) {
 	rc, _ := r.srv.cfg.Roles.Get(r.name)
+	if r.name == defaultRole && r.srv.cfg.StorageState != "" {
+		// Cookies and storage to start from (--storage-state), not a
+		// sign-in the server checks: the default role has none.
+		return r.srv.cfg.StorageState, nil
+	}
 	if rc == nil || rc.AuthFile == "" {
 		return "", nil
 	}

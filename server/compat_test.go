@@ -232,3 +232,18 @@ func TestStructuredResults(t *testing.T) {
 		t.Errorf("roles: %v", roles)
 	}
 }
+
+// --storage-state: the default role's context starts with the file's
+// cookies, as playwright-mcp's does.
+func TestStorageStateForTheDefaultRole(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "state.json")
+	state := `{"cookies": [{"name": "theme", "value": "dark", "domain": "127.0.0.1", "path": "/", "expires": -1,
+		"httpOnly": false, "secure": false, "sameSite": "Lax"}], "origins": []}`
+	if err := os.WriteFile(path, []byte(state), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, Config{StorageState: path})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.cookie"}), "theme=dark")
+}

@@ -64,6 +64,10 @@ type Config struct {
 	// Upstream is the proxy the network guard sends requests on to
 	// (--proxy-server, --proxy-bypass); zero means direct.
 	Upstream Upstream
+	// StorageState is a Playwright storage-state file (cookies, local
+	// storage) the default role's context starts with (--storage-state):
+	// not a role's sign-in, which the server would check and keep.
+	StorageState string
 	// Caps are the capabilities whose tools are listed besides the default
 	// set (--caps): "pdf" adds browser_pdf_save. The default set stays
 	// within the tools/list token budget.
