@@ -57,6 +57,7 @@ type options struct {
 	outputDir         string
 	caps              string
 	storageState      string
+	userDataDir       string
 	proxyServer       string
 	proxyBypass       string
 	device            string
@@ -149,6 +150,7 @@ func run(args []string) error {
 	})
 	fs.StringVar(&o.proxyServer, "proxy-server", "", "send the browser's requests on through this HTTP proxy, http://[user:pass@]host:port (loopback goes direct)")
 	fs.StringVar(&o.proxyBypass, "proxy-bypass", "", "comma-separated hosts that go direct, not through --proxy-server: host, .domain or *.domain")
+	fs.StringVar(&o.userDataDir, "user-data-dir", "", "run Chromium on this profile directory (created if missing): the default role works in its own context, whose cookies and storage outlive the server")
 	fs.StringVar(&o.storageState, "storage-state", "", "Playwright storage-state file (cookies, local storage) the default role's context starts with, as playwright-mcp's; a signed-in user the server checks is a role (--role, docs/roles.md)")
 	fs.StringVar(&o.caps, "caps", "", "comma-separated capabilities whose tools are listed besides the default set: pdf (browser_pdf_save)")
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
@@ -319,6 +321,20 @@ func serve(o options) error {
 	endpoints, err := browserEndpoints(o, roleCfg)
 	if err != nil {
 		return err
+	}
+	if o.userDataDir != "" {
+		if len(endpoints) > 0 {
+			return browser.ErrProfileWithEndpoints
+		}
+		profile, err := browser.StartProfile(browser.Options{ExecutablePath: o.executablePath, Headless: o.headless,
+			NoSandbox: o.noSandbox, Viewport: viewport, DriverLog: logOut}, o.userDataDir)
+		if err != nil {
+			return err
+		}
+		defer profile.Close()
+		// Reached as a user's own browser is: the default role in the
+		// profile's context.
+		endpoints = []browser.Endpoint{{URL: profile.URL, UseDefaultContext: true}}
 	}
 	mgr := browser.NewManager(browser.Options{
 		DriverDir:         o.driverDir,
@@ -567,7 +583,7 @@ var flagGroups = []struct {
 	flags []string
 }{
 	{"Server", []string{"port", "host", "log-file", "output-dir", "caps", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
-	{"Browser", []string{"headless", "executable-path", "viewport-size", "device", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated", "proxy-server", "proxy-bypass",
+	{"Browser", []string{"headless", "executable-path", "viewport-size", "device", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated", "user-data-dir", "proxy-server", "proxy-bypass",
 		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
 	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role", "storage-state"}},
 	{"Safety", []string{"allowed-origins", "blocked-origins", "allow-file-urls", "allowed-dirs", "allow-broad-dirs", "no-evaluate",

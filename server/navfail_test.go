@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,4 +123,48 @@ func TestUpstreamProxy(t *testing.T) {
 	if len(seen) == 0 || !strings.Contains(strings.Join(seen, " "), "GET http://shop.test/form.html") {
 		t.Errorf("the proxy did not carry the load of shop.test: %q", seen)
 	}
+}
+
+// --user-data-dir: the default role works in the profile's own context,
+// so a cookie set in one server's life is there in the next one's, and a
+// Chromium that dies is started again.
+func TestUserDataDirPersists(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run := func(check func(c *client, p *browser.Profile)) {
+		p, err := browser.StartProfile(browser.Options{Headless: true, DriverLog: testLog{t}}, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		m := browser.NewManager(browser.Options{Endpoints: []browser.Endpoint{{URL: p.URL, UseDefaultContext: true}},
+			ActionTimeout: 3 * time.Second, NavigationTimeout: 10 * time.Second, DriverLog: testLog{t}})
+		defer m.Close()
+		check(connectServer(t, New(Config{}, m)), p)
+	}
+	run(func(c *client, _ *browser.Profile) {
+		c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+		c.ok("browser_evaluate", map[string]any{"function": "() => { document.cookie = 'kept=yes; max-age=3600; path=/'; }"})
+	})
+	run(func(c *client, p *browser.Profile) {
+		c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+		mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.cookie"}), "kept=yes")
+		// Killed, the profile's Chromium is started again, and the plan
+		// of the call that met its death works.
+		_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
+		r := c.call("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+		if !r.IsError {
+			t.Logf("the first call after the kill worked")
+		} else {
+			t.Logf("the first call after the kill: %s", r.code())
+		}
+		for i := 0; r.IsError && i < 5; i++ {
+			time.Sleep(500 * time.Millisecond)
+			r = c.call("browser_navigate", map[string]any{"url": fx.Page("form.html")})
+		}
+		if r.IsError {
+			t.Fatalf("after Chromium was killed, navigating still fails:\n%s", r.Text)
+		}
+		mustContain(t, r.Text, "Title: <page-content>Sign in</page-content>")
+	})
 }
