@@ -413,3 +413,19 @@ func TestPlaywrightMCPConfigKeys(t *testing.T) {
 		}
 	}
 }
+
+// The binary with --user-data-dir serves from the profile's Chromium, and
+// leaves the profile on disk.
+func TestUserDataDirBinary(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "profile")
+	cs := connectBinary(t, "--user-data-dir", dir)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_evaluate",
+		Arguments: map[string]any{"function": "() => navigator.userAgent.length > 0"}})
+	if err != nil || res.IsError {
+		t.Fatalf("evaluate: %v %s", err, textOf(res))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Default")); err != nil {
+		t.Errorf("the profile directory has no Default profile: %v", err)
+	}
+}
