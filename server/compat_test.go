@@ -247,3 +247,48 @@ func TestStorageStateForTheDefaultRole(t *testing.T) {
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": "() => document.cookie"}), "theme=dark")
 }
+
+// A tool that declares an outputSchema gives structuredContent in every
+// successful result, as the protocol asks: each browser_tabs action, a
+// browser_find with and without matches, a navigation.
+func TestOutputSchemasAreKept(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	res, err := c.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := map[string]bool{}
+	for _, tool := range res.Tools {
+		if tool.OutputSchema != nil {
+			declared[tool.Name] = true
+		}
+	}
+	for _, name := range []string{"browser_navigate", "browser_tabs", "browser_find", "list_current_roles"} {
+		if !declared[name] {
+			t.Errorf("%s declares no outputSchema", name)
+		}
+	}
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"browser_navigate", map[string]any{"url": fx.Page("form.html")}},
+		{"browser_tabs", map[string]any{"action": "list"}},
+		{"browser_tabs", map[string]any{"action": "new"}},
+		{"browser_tabs", map[string]any{"action": "new", "url": fx.Page("interact.html")}},
+		{"browser_tabs", map[string]any{"action": "select", "index": 0}},
+		{"browser_tabs", map[string]any{"action": "close", "index": 1}},
+		{"browser_find", map[string]any{"role": "button"}},
+		{"browser_find", map[string]any{"name": "nothing here at all"}},
+		{"list_current_roles", nil},
+	} {
+		r, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: call.tool, Arguments: call.args})
+		if err != nil || r.IsError {
+			t.Fatalf("%s %v: %v %+v", call.tool, call.args, err, r)
+		}
+		if m, ok := r.StructuredContent.(map[string]any); !ok || len(m) == 0 {
+			t.Errorf("%s %v: no structuredContent, though the tool declares an outputSchema", call.tool, call.args)
+		}
+	}
+}

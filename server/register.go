@@ -98,6 +98,18 @@ func def(name, title string, h hints, description string) *mcp.Tool {
 	return &mcp.Tool{Name: name, Description: description, Annotations: a}
 }
 
+// withOutput declares what t's successful results carry as
+// structuredContent: an object with these properties, any of them
+// optional. Every successful result of t then has structuredContent.
+func withOutput(t *mcp.Tool, props ...string) *mcp.Tool {
+	s := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
+	for _, p := range props {
+		s.Properties[p] = &jsonschema.Schema{}
+	}
+	t.OutputSchema = s
+	return t
+}
+
 // addTool registers a tool whose input schema is inferred from In. Unlike
 // mcp.AddTool it turns argument problems into INVALID_PARAMS plans that list
 // the expected arguments, recovers panics as INTERNAL_ERROR, and puts the

@@ -17,7 +17,7 @@ type dialogArgs struct {
 }
 
 func (s *Server) addDialogTools() {
-	addTool(s, def("browser_handle_dialog", "Answer the next dialog", harmless|idempotent, "Set how to answer the next alert, confirm or prompt dialog (otherwise the --dialog policy answers)."), s.handleDialog)
+	addTool(s, def("browser_handle_dialog", "Answer the next dialog", harmless|idempotent, "Set the answer to the next alert, confirm or prompt (else the --dialog policy answers)."), s.handleDialog)
 }
 
 func (s *Server) handleDialog(ctx context.Context, c *call, in dialogArgs) (*response, error) {

@@ -25,7 +25,7 @@ func (s *Server) addEvaluateTools() {
 	if s.cfg.NoEvaluate {
 		return
 	}
-	addTool(s, def("browser_evaluate", "Evaluate JavaScript", destructive|openWorld, "Run a JavaScript function in the page (or on an element by ref) and return its result as JSON."), s.evaluate)
+	addTool(s, def("browser_evaluate", "Evaluate JavaScript", destructive|openWorld, "Run a JavaScript function in the page (or on an element, ref); returns its result as JSON."), s.evaluate)
 }
 
 func (s *Server) evaluate(ctx context.Context, c *call, in evaluateArgs) (*response, error) {

@@ -43,7 +43,7 @@ type fillFormArgs struct {
 func (s *Server) addFormTools() {
 	addTool(s, def("browser_select_option", "Select options", destructive|openWorld, "Select options of a select element by value or label."), s.selectOption)
 	addTool(s, def("browser_fill_form", "Fill a form", destructive|openWorld, "Fill several fields in one call (text, checkbox, radio, select)."), s.fillForm)
-	addTool(s, def("browser_file_upload", "Upload files", destructive|openWorld, "Choose files for a file input or file chooser button (ref). Paths must be inside --allowed-dirs."), s.fileUpload)
+	addTool(s, def("browser_file_upload", "Upload files", destructive|openWorld, "Choose files for a file input or chooser button (ref), from --allowed-dirs."), s.fileUpload)
 }
 
 func (s *Server) selectOption(ctx context.Context, c *call, in selectArgs) (*response, error) {

@@ -119,8 +119,8 @@ const (
 func (s *Server) addInputTools() {
 	addTool(s, def("browser_click", "Click", destructive|openWorld, "Click an element (ref); waits for the page to settle."), s.click)
 	addTool(s, def("browser_type", "Type text", destructive|openWorld, "Replace the text of an editable element (ref); optionally press Enter."), s.typeText)
-	addTool(s, def("browser_hover", "Hover", harmless|openWorld, "Move the mouse over an element (ref), to open menus and tooltips."), s.hover)
-	addTool(s, def("browser_press_key", "Press a key", destructive|openWorld, "Press a key or combination in the focused element of the current tab."), s.pressKey)
+	addTool(s, def("browser_hover", "Hover", harmless|openWorld, "Hover over an element (ref): opens menus and tooltips."), s.hover)
+	addTool(s, def("browser_press_key", "Press a key", destructive|openWorld, "Press a key or combination in the focused element."), s.pressKey)
 	addTool(s, def("browser_drag", "Drag and drop", destructive|openWorld, "Drag one element (startRef) onto another (endRef)."), s.drag)
 }
 

@@ -28,9 +28,9 @@ type historyArgs struct {
 }
 
 func (s *Server) addNavigateTools() {
-	addTool(s, def("browser_navigate", "Navigate to a URL", destructive|openWorld, "Load a URL in the current tab. Returns the final URL, HTTP status and title."), s.navigate)
-	addTool(s, def("browser_navigate_back", "Go back", harmless|openWorld, "Go back to the previous page in the current tab's history."), s.goBack)
-	addTool(s, def("browser_navigate_forward", "Go forward", harmless|openWorld, "Go forward to the next page in the current tab's history."), s.goForward)
+	addTool(s, withOutput(def("browser_navigate", "Navigate to a URL", destructive|openWorld, "Load a URL in the current tab; returns its final URL, status and title."), "page"), s.navigate)
+	addTool(s, def("browser_navigate_back", "Go back", harmless|openWorld, "Go back in the current tab's history."), s.goBack)
+	addTool(s, def("browser_navigate_forward", "Go forward", harmless|openWorld, "Go forward in the current tab's history."), s.goForward)
 	addTool(s, def("browser_reload", "Reload", destructive|openWorld, "Reload the current page. Its refs become stale."), s.reload)
 }
 

@@ -30,7 +30,7 @@ type screenshotArgs struct {
 	Ref      string `json:"ref,omitempty" jsonschema:"Only this element"`
 	FullPage bool   `json:"fullPage,omitempty" jsonschema:"The whole scrollable page"`
 	Type     string `json:"type,omitempty" jsonschema:"png (default) or jpeg"`
-	Filename string `json:"filename,omitempty" jsonschema:"Also save it as this file in --output-dir"`
+	Filename string `json:"filename,omitempty" jsonschema:"Also save to this file"`
 	roleArg
 }
 
@@ -42,9 +42,9 @@ const (
 )
 
 func (s *Server) addObserveTools() {
-	addTool(s, def("browser_console_messages", "Console messages", readOnly, "Console messages and uncaught errors of the current tab, newest last."), s.consoleMessages)
-	addTool(s, def("browser_network_requests", "Network requests", readOnly, "Requests of the current tab: method, URL, status or failure, type, size (successful static files only counted unless filtered)."), s.networkRequests)
-	addTool(s, def("browser_take_screenshot", "Screenshot", readOnly, "Screenshot of the viewport, the full page or one element (ref), at most 1280 px wide. Use browser_snapshot to act."), s.screenshot)
+	addTool(s, def("browser_console_messages", "Console messages", readOnly, "Console messages and uncaught errors of the tab, newest last."), s.consoleMessages)
+	addTool(s, def("browser_network_requests", "Network requests", readOnly, "Requests of the current tab: method, URL, status or failure, type, size."), s.networkRequests)
+	addTool(s, def("browser_take_screenshot", "Screenshot", readOnly, "Screenshot of the viewport, the full page or an element (ref), at most 1280 px wide."), s.screenshot)
 }
 
 var levelRank = map[string]int{"error": 0, "warning": 1, "info": 2, "debug": 3}

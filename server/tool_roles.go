@@ -28,9 +28,9 @@ type saveAuthArgs struct {
 func (a saveAuthArgs) actingRole() string { return a.Role }
 
 func (s *Server) addRoleTools() {
-	addTool(s, def("select_role", "Select role", harmless|idempotent, "Switch the role (signed-in user) browser tools act as when they name none; each has its own browser context, cookies and refs."), s.selectRole)
-	addTool(s, def("list_current_roles", "List roles", readOnly, "The configured roles (auth file, default URL, browser open or not) and where this session's browser runs."), s.listRoles)
-	addTool(s, def("browser_save_auth", "Save sign-in", destructive|idempotent, "Save the role's current sign-in (cookies and local storage) to its auth file, so the next run starts signed in."), s.saveAuth)
+	addTool(s, def("select_role", "Select role", harmless|idempotent, "Switch the role (signed-in user) tools act as when they name none; each has its own context, cookies and refs."), s.selectRole)
+	addTool(s, withOutput(def("list_current_roles", "List roles", readOnly, "The roles (auth file, default URL, browser open or not) and where the browser runs."), "roles", "browser"), s.listRoles)
+	addTool(s, def("browser_save_auth", "Save sign-in", destructive|idempotent, "Save the role's sign-in (cookies, local storage) to its auth file, so the next run starts signed in."), s.saveAuth)
 	addTool(s, def("get_current_role", "Current role", readOnly, "Name the role browser tools act as when they name none."), s.currentRole)
 }
 

@@ -29,8 +29,8 @@ type findArgs struct {
 }
 
 func (s *Server) addSnapshotTools() {
-	addTool(s, def("browser_snapshot", "Page snapshot", readOnly, "The page as a compact accessibility tree, iframes inline; elements you can act on carry refs (e12). Large pages are cut, saying how to read on."), s.snapshot)
-	addTool(s, def("browser_find", "Find elements", readOnly, "Find elements by text, role or name: each match with its ref and container. Scrolls virtualised lists until a match appears."), s.find)
+	addTool(s, def("browser_snapshot", "Page snapshot", readOnly, "The page as an accessibility tree, iframes inline; elements to act on carry refs (e12). A large page is cut, saying how to read on."), s.snapshot)
+	addTool(s, withOutput(def("browser_find", "Find elements", readOnly, "Find elements by text, role or name, with refs; scrolls virtualised lists to find them."), "matches", "total"), s.find)
 }
 
 func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*response, error) {
@@ -172,6 +172,7 @@ func (s *Server) find(ctx context.Context, c *call, in findArgs) (*response, err
 		}
 		steps = append(steps, fmt.Sprintf("%d. browser_snapshot() — read the page: it may use other words, or show it after another step", len(steps)))
 		res.addBody(steps...)
+		res.data = map[string]any{"matches": []map[string]any{}, "total": 0}
 		return res, nil
 	}
 	res.addDid("%d match%s for %s on %s:", total, plural(total, "es"), what, snap.URL)

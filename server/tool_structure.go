@@ -20,8 +20,8 @@ type structureArgs struct {
 }
 
 func (s *Server) addStructureTools() {
-	addTool(s, def("browser_inspect", "Inspect an element", readOnly, "An element's ancestors (tag, role, name, test ids) and the repeated structure it is in, for writing tests."), s.inspect)
-	addTool(s, def("browser_generate_locator", "Generate a locator", readOnly, "The most robust Playwright locator for an element, verified to match exactly that element."), s.generateLocator)
+	addTool(s, def("browser_inspect", "Inspect an element", readOnly, "An element's ancestors (tag, role, name, test ids) and the repeated structure it is in."), s.inspect)
+	addTool(s, def("browser_generate_locator", "Generate a locator", readOnly, "The most robust Playwright locator for an element, verified to match only it."), s.generateLocator)
 }
 
 // structureOf resolves ref under the role's lock and describes its

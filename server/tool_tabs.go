@@ -26,8 +26,8 @@ type closeArgs struct {
 }
 
 func (s *Server) addTabTools() {
-	addTool(s, def("browser_tabs", "Tabs", destructive|openWorld, "List, open, select or close the role's tabs. Popups the page opens appear here."), s.tabsTool)
-	addTool(s, def("browser_close", "Close the browser", destructive|idempotent, "Close the role's browser; its refs become stale. The next call opens a fresh one."), s.closeBrowser)
+	addTool(s, withOutput(def("browser_tabs", "Tabs", destructive|openWorld, "List, open, select or close tabs; popups appear here."), "tabs", "page"), s.tabsTool)
+	addTool(s, def("browser_close", "Close the browser", destructive|idempotent, "Close the role's browser; its refs become stale."), s.closeBrowser)
 }
 
 func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response, error) {
@@ -83,6 +83,8 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response,
 		bounded(time.Second, func() error { return t.Page.BringToFront() })
 		st := pageState(t)
 		res.addDid("Tab %d is now the current tab: %s\n%s", idx, st.url, titleLine(st.title))
+		_, tabs := r.tabList()
+		res.data = map[string]any{"tabs": tabs}
 		res.hint = "browser_snapshot() shows it; refs from its earlier snapshots still work."
 		return res, nil
 	}
@@ -92,10 +94,13 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response,
 	if r.tab == nil && len(r.tabs) > 0 {
 		r.tab = r.tabs[len(r.tabs)-1]
 	}
+	text, tabs := r.tabList()
+	res.data = map[string]any{"tabs": tabs}
 	if len(r.tabs) == 0 {
 		res.hint = "No tab is open; the next browser call opens a new one."
+		res.data["tabs"] = []map[string]any{}
 	} else {
-		res.addBody(r.listTabs())
+		res.addBody(text)
 	}
 	return res, nil
 }
@@ -118,7 +123,9 @@ func (s *Server) newTab(ctx context.Context, c *call, url string) (*response, er
 			idx := a.role.indexOf(a.tab)
 			if url == "" {
 				a.res.addDid("Opened tab %d (about:blank); it is the current tab.", idx)
-				a.res.addBody(a.role.listTabs())
+				text, tabs := a.role.tabList()
+				a.res.addBody(text)
+				a.res.data = map[string]any{"tabs": tabs}
 				return nil
 			}
 			return a.load(url, fmt.Sprintf("Opened tab %d at", idx))

@@ -22,7 +22,7 @@ type waitArgs struct {
 }
 
 func (s *Server) addWaitTools() {
-	addTool(s, def("browser_wait_for", "Wait for", readOnly, "Wait until text appears or goes, an element (ref) becomes usable, or seconds pass (at most the action timeout per call)."), s.waitFor)
+	addTool(s, def("browser_wait_for", "Wait for", readOnly, "Wait until text appears or goes, an element (ref) is usable, or seconds pass (at most the action timeout)."), s.waitFor)
 }
 
 func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *response, err error) {
