@@ -193,6 +193,12 @@ func run(args []string) error {
 	return serve(o)
 }
 
+// envName is the environment variable of a flag: RETRACE_<NAME>, with
+// dashes as underscores.
+func envName(flag string) string {
+	return "RETRACE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
 // applyEnv sets every flag not given on the command line from
 // RETRACE_<NAME>, with dashes as underscores.
 func applyEnv(fs *flag.FlagSet) error {
@@ -200,7 +206,7 @@ func applyEnv(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		env := "RETRACE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		env := envName(f.Name)
 		if v, ok := os.LookupEnv(env); ok && !given[f.Name] && err == nil {
 			if e := fs.Set(f.Name, v); e != nil {
 				err = fmt.Errorf("%s=%q: %v", env, v, e)
@@ -664,8 +670,7 @@ func applyConfig(fs *flag.FlagSet, path string, given map[string]bool) error {
 		return err
 	}
 	for name, v := range vals {
-		env := "RETRACE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-		if _, fromEnv := os.LookupEnv(env); given[name] || fromEnv {
+		if _, fromEnv := os.LookupEnv(envName(name)); given[name] || fromEnv {
 			continue
 		}
 		for _, one := range strings.Split(v, "\n") {

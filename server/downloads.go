@@ -61,11 +61,10 @@ func (s *Server) saveDownload(d playwright.Download) string {
 func (s *Server) outputDir() (string, error) {
 	dir := s.cfg.OutputDir
 	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
+		var err error
+		if dir, err = cacheDir("output"); err != nil {
 			return "", err
 		}
-		dir = filepath.Join(cache, "retrace", "output")
 	}
 	return dir, os.MkdirAll(dir, 0o700)
 }

@@ -54,10 +54,27 @@ func (l testLog) Write(p []byte) (int, error) {
 // its own.
 func endpointServer(t *testing.T, eps []browser.Endpoint, connect time.Duration) (*Server, *browser.Manager) {
 	t.Helper()
-	m := browser.NewManager(browser.Options{Headless: true, Endpoints: eps, ConnectTimeout: connect,
-		ActionTimeout: 3 * time.Second, NavigationTimeout: 10 * time.Second, CloseWhenIdle: true, DriverLog: testLog{t}})
-	t.Cleanup(func() { m.Close() })
+	m := ownManager(t, browser.Options{Endpoints: eps, ConnectTimeout: connect, CloseWhenIdle: true})
 	return New(Config{}, m), m
+}
+
+// ownManager is a manager of the test's own, headless, with the test
+// timeouts and log unless o gives them, closed at the test's end.
+func ownManager(t *testing.T, o browser.Options) *browser.Manager {
+	t.Helper()
+	o.Headless = true
+	if o.ActionTimeout == 0 {
+		o.ActionTimeout = 3 * time.Second
+	}
+	if o.NavigationTimeout == 0 {
+		o.NavigationTimeout = 10 * time.Second
+	}
+	if o.DriverLog == nil {
+		o.DriverLog = testLog{t}
+	}
+	m := browser.NewManager(o)
+	t.Cleanup(func() { m.Close() })
+	return m
 }
 
 var endpointLine = regexp.MustCompile(`Browser of this session: (\S+)`)

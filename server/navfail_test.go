@@ -60,10 +60,7 @@ func TestIgnoreHTTPSErrors(t *testing.T) {
 		fmt.Fprint(w, "<title>Self-signed</title><button>Pay</button>")
 	}))
 	defer tlsSrv.Close()
-	m := browser.NewManager(browser.Options{Headless: true, IgnoreHTTPSErrors: true,
-		ActionTimeout: 3 * time.Second, NavigationTimeout: 10 * time.Second, DriverLog: testLog{t}})
-	t.Cleanup(func() { m.Close() })
-	c := connectServer(t, New(Config{}, m))
+	c := connectServer(t, New(Config{}, ownManager(t, browser.Options{IgnoreHTTPSErrors: true})))
 	out := c.ok("browser_navigate", map[string]any{"url": tlsSrv.URL + "/"})
 	mustContain(t, out, "(HTTP 200)", "Title: <page-content>Self-signed</page-content>")
 	mustContain(t, c.ok("browser_snapshot", nil), `button "Pay"`)
@@ -74,10 +71,7 @@ func TestIgnoreHTTPSErrors(t *testing.T) {
 // as on the phone: screen.width is the device's).
 func TestDeviceEmulation(t *testing.T) {
 	t.Parallel()
-	m := browser.NewManager(browser.Options{Headless: true, Device: "iPhone 15",
-		ActionTimeout: 3 * time.Second, NavigationTimeout: 10 * time.Second, DriverLog: testLog{t}})
-	t.Cleanup(func() { m.Close() })
-	c := connectServer(t, New(Config{}, m))
+	c := connectServer(t, New(Config{}, ownManager(t, browser.Options{Device: "iPhone 15"})))
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("form.html")})
 	out := c.ok("browser_evaluate", map[string]any{"function": "() => [screen.width, navigator.userAgent.includes('iPhone'), navigator.maxTouchPoints > 0].join(' ')"})
 	mustContain(t, out, `"393 true true"`)

@@ -209,29 +209,37 @@ func (r *role) withCandidates(err error, again func(ref string) llmerr.Action) e
 	if len(same) == 0 {
 		return err
 	}
-	retry := func(m snapshot.Match, why string) llmerr.Action {
-		a := again(m.Ref)
-		a.Why = why
-		return a
-	}
 	if len(same) == 1 {
 		e.Cause += fmt.Sprintf("; the page now has one %s, as %s", e.Element, same[0].Ref)
-		e.Actions = []llmerr.Action{retry(same[0], fmt.Sprintf("the %s on the page now", e.Element))}
+		e.Actions = matchSteps(same, again, func(snapshot.Match) string { return fmt.Sprintf("the %s on the page now", e.Element) })
 		e.Note = "Retrying with the old ref will not help; the new ref above is the same element as the page shows it now."
 		return e
 	}
 	e.Cause += fmt.Sprintf("; the page now has %d elements named %s", len(same), e.Element)
-	var acts []llmerr.Action
-	for _, m := range same[:min(3, len(same))] {
-		why := "if it is the one"
+	e.Actions = matchSteps(same, again, func(m snapshot.Match) string {
 		if m.Context != "" {
-			why = "if it is the one in: " + m.Context
+			return "if it is the one in: " + m.Context
 		}
-		acts = append(acts, retry(m, why))
-	}
-	e.Actions = append(acts, llmerr.Call("browser_snapshot", "to see them all in place"))
+		return "if it is the one"
+	})
 	e.Note = "Retrying with the old ref will not help: pick the new ref of the element you meant."
 	return e
+}
+
+// matchSteps are the steps that make the same call on the elements of ms
+// (the first three), each with why(m); with several, a snapshot that shows
+// them all in place closes the plan.
+func matchSteps(ms []snapshot.Match, again func(ref string) llmerr.Action, why func(snapshot.Match) string) []llmerr.Action {
+	var acts []llmerr.Action
+	for _, m := range ms[:min(3, len(ms))] {
+		a := again(m.Ref)
+		a.Why = why(m)
+		acts = append(acts, a)
+	}
+	if len(ms) > 1 {
+		acts = append(acts, llmerr.Call("browser_snapshot", "to see them all in place"))
+	}
+	return acts
 }
 
 // namedInstead makes an unknown ref that is an element's name (an agent
@@ -250,26 +258,19 @@ func (r *role) namedInstead(e *llmerr.Error, ref string, again func(ref string) 
 	if len(named) == 0 {
 		return e
 	}
-	step := func(m snapshot.Match, why string) llmerr.Action {
-		a := again(m.Ref)
-		a.Why = why
-		return a
-	}
 	if len(named) == 1 {
 		e.Cause += fmt.Sprintf("; the page has one element named so: %s", strings.TrimSpace(named[0].Line))
-		e.Actions = []llmerr.Action{step(named[0], fmt.Sprintf("the element named %q, by its ref", ref))}
+		e.Actions = matchSteps(named, again, func(snapshot.Match) string { return fmt.Sprintf("the element named %q, by its ref", ref) })
 		return e
 	}
 	e.Cause += fmt.Sprintf("; the page has %d elements named so", len(named))
-	var acts []llmerr.Action
-	for _, m := range named[:min(3, len(named))] {
+	e.Actions = matchSteps(named, again, func(m snapshot.Match) string {
 		why := "if it is the one: " + strings.TrimSpace(m.Line)
 		if m.Context != "" {
 			why += ", in " + m.Context
 		}
-		acts = append(acts, step(m, why))
-	}
-	e.Actions = append(acts, llmerr.Call("browser_snapshot", "to see them all in place"))
+		return why
+	})
 	return e
 }
 

@@ -58,7 +58,7 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response,
 	if action == "list" {
 		text, tabs := r.tabList()
 		res.addBody(text)
-		res.data = map[string]any{"tabs": tabs}
+		res.data = tabsData(tabs)
 		return res, nil
 	}
 	idx := r.indexOf(r.tab)
@@ -84,7 +84,7 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response,
 		st := pageState(t)
 		res.addDid("Tab %d is now the current tab: %s\n%s", idx, st.url, titleLine(st.title))
 		_, tabs := r.tabList()
-		res.data = map[string]any{"tabs": tabs}
+		res.data = tabsData(tabs)
 		res.hint = "browser_snapshot() shows it; refs from its earlier snapshots still work."
 		return res, nil
 	}
@@ -95,10 +95,9 @@ func (s *Server) tabsTool(ctx context.Context, c *call, in tabsArgs) (*response,
 		r.tab = r.tabs[len(r.tabs)-1]
 	}
 	text, tabs := r.tabList()
-	res.data = map[string]any{"tabs": tabs}
+	res.data = tabsData(tabs)
 	if len(r.tabs) == 0 {
 		res.hint = "No tab is open; the next browser call opens a new one."
-		res.data["tabs"] = []map[string]any{}
 	} else {
 		res.addBody(text)
 	}
@@ -125,7 +124,7 @@ func (s *Server) newTab(ctx context.Context, c *call, url string) (*response, er
 				a.res.addDid("Opened tab %d (about:blank); it is the current tab.", idx)
 				text, tabs := a.role.tabList()
 				a.res.addBody(text)
-				a.res.data = map[string]any{"tabs": tabs}
+				a.res.data = tabsData(tabs)
 				return nil
 			}
 			return a.load(url, fmt.Sprintf("Opened tab %d at", idx))
@@ -146,4 +145,13 @@ func (s *Server) closeBrowser(ctx context.Context, c *call, _ closeArgs) (*respo
 	}
 	res.addDid("Closed the browser. Refs issued so far are stale; the next browser call opens a fresh browser.")
 	return res, nil
+}
+
+// tabsData is the tabs as structuredContent: a list, empty when none is
+// open.
+func tabsData(tabs []map[string]any) map[string]any {
+	if tabs == nil {
+		tabs = []map[string]any{}
+	}
+	return map[string]any{"tabs": tabs}
 }

@@ -14,12 +14,16 @@ import (
 // given: a directory of retrace's own, so that neither the directory
 // retrace was started in nor the shared temporary directory can be sent to
 // a page by default.
-func defaultUploadDir() (string, error) {
+func defaultUploadDir() (string, error) { return cacheDir("uploads") }
+
+// cacheDir is <user cache dir>/retrace/name, where retrace keeps the
+// directories it makes by default.
+func cacheDir(name string) (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(cache, "retrace", "uploads"), nil
+	return filepath.Join(cache, "retrace", name), nil
 }
 
 // CheckUploadDirs refuses --allowed-dirs that would let an agent send a
