@@ -74,6 +74,9 @@ type acting struct {
 	// ("" for a choice or a checkbox): the change report leaves out what
 	// the agent asked for itself.
 	set map[string]string
+	// filled is the last field browser_fill_form filled: the result names
+	// the control that submits its form (noteSubmit).
+	filled *refs.Record
 }
 
 // setValue notes that the action set ref's value as the agent asked:
@@ -567,6 +570,7 @@ func (a *acting) finish(o op, before state, mark browser.Mark) error {
 	}
 	a.reportChanges(a.landed != nil)
 	a.noteResubmit(a.landed != nil || moved || settled.Navigated)
+	a.noteSubmit(a.landed != nil || moved || settled.Navigated)
 	if a.landed == nil && !moved && !settled.Navigated {
 		a.reportInvalid()
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -274,4 +275,24 @@ func (a *acting) noteResubmit(navigated bool) {
 	}
 	a.role.refused = nil
 	a.res.notes = append(a.res.notes, fmt.Sprintf("Every field the form refused has been set again: %s submits it (%s).", rf.submit.Call(), rf.line))
+}
+
+// noteSubmit names, in the result of browser_fill_form, the control that
+// submits the form it filled (the form's default button), unless the page
+// left, a refused form's note already names it, or the result shows it:
+// the agent's next step, without reading the page for the button.
+func (a *acting) noteSubmit(navigated bool) {
+	if a.filled == nil || navigated || a.tab.Closed() || a.role.refused != nil {
+		return
+	}
+	c, err := a.role.eng.Submitter(*a.filled)
+	if err != nil || c == nil {
+		return
+	}
+	line := fmt.Sprintf("%s %q [ref=%s]", c.Role, c.Name, c.Ref)
+	mark := "[ref=" + c.Ref + "]"
+	if strings.Contains(a.res.changes, mark) || strings.Contains(a.res.snapshot, mark) || slices.ContainsFunc(a.res.notes, func(n string) bool { return strings.Contains(n, mark) }) {
+		return
+	}
+	a.res.notes = append(a.res.notes, fmt.Sprintf("%s submits the form (%s).", llmerr.Call("browser_click", "", llmerr.A("ref", c.Ref)).Call(), line))
 }

@@ -110,3 +110,47 @@ func TestHelperOptionArg(t *testing.T) {
 		}
 	}
 }
+
+func TestFillFormNamesTheSubmit(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_formcheck.html")})
+	snap := c.ok("browser_snapshot", nil)
+	place := refOf(t, snap, `button "Place order"`)
+	// The form's default button, not the first button in it ("Add a note"
+	// does not submit).
+	res := c.ok("browser_fill_form", map[string]any{"fields": []map[string]any{
+		{"ref": refOf(t, snap, `textbox "Email"`), "value": "ada@example.com"},
+		{"ref": refOf(t, snap, `combobox "Delivery"`), "value": "std"},
+	}})
+	mustContain(t, res, `browser_click(ref="`+place+`") submits the form (button "Place order" [ref=`+place+`]).`)
+	if regexp.MustCompile(`Add a note`).MatchString(res) {
+		t.Errorf("a button that does not submit was named:\n%s", res)
+	}
+	// The named call submits that form.
+	c.ok("browser_click", map[string]any{"ref": place})
+
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_submitter.html")})
+	snap = c.ok("browser_snapshot", nil)
+	// An input of type submit is named by its value.
+	search := refOf(t, snap, `button "Search"`)
+	res = c.ok("browser_fill_form", map[string]any{"fields": []map[string]any{{"ref": refOf(t, snap, `textbox "Query"`), "value": "shoes"}}})
+	mustContain(t, res, `browser_click(ref="`+search+`") submits the form (button "Search" [ref=`+search+`]).`)
+	// A field in no form has nothing to name.
+	res = c.ok("browser_fill_form", map[string]any{"fields": []map[string]any{{"ref": refOf(t, snap, `textbox "Notes"`), "value": "call back"}}})
+	if regexp.MustCompile(`submits the form`).MatchString(res) {
+		t.Errorf("a field in no form named a submit:\n%s", res)
+	}
+	// A disabled default button is not named; once the page enables it,
+	// the change report shows it, and the note does not repeat it.
+	res = c.ok("browser_fill_form", map[string]any{"fields": []map[string]any{{"ref": refOf(t, snap, `textbox "Nickname"`), "value": "ad"}}})
+	if regexp.MustCompile(`submits the form`).MatchString(res) {
+		t.Errorf("a disabled submit was named:\n%s", res)
+	}
+	save := refOf(t, snap, `button "Save nickname"`)
+	res = c.ok("browser_fill_form", map[string]any{"fields": []map[string]any{{"ref": refOf(t, snap, `textbox "Nickname"`), "value": "ada"}}})
+	mustContain(t, res, `changed: button "Save nickname" [ref=`+save+`]`)
+	if regexp.MustCompile(`submits the form`).MatchString(res) {
+		t.Errorf("the note repeated a button the change report shows:\n%s", res)
+	}
+}

@@ -211,6 +211,7 @@ func (s *Server) fillForm(ctx context.Context, c *call, in fillFormArgs) (*respo
 				typed = f.Value
 			}
 			a.setValue(t.rec.Ref, typed)
+			a.filled = &t.rec
 		}
 		a.res.addDid("Filled %d field%s:\n%s", len(in.Fields), plural(len(in.Fields), "s"), strings.Join(lines, "\n"))
 		return nil

@@ -1711,6 +1711,35 @@
     return fields;
   }
 
+  // The control that submits the form of the field ref: the form's
+  // default button (its first submit button, as Enter would press it),
+  // when it is shown, enabled and has a ref. Null otherwise: a form with
+  // no submit button, or a field in no form.
+  const formOfSelect = getterOf(HTMLSelectElement.prototype, 'form'), formOfTextarea = getterOf(HTMLTextAreaElement.prototype, 'form');
+  const closestOf = methodOf(ElementP, 'closest');
+  function submitter(ref) {
+    const el = element(ref);
+    if (!el || namespaceURI(el) !== HTML_NS) return null;
+    const tag = localName(el);
+    let form = tag === 'input' ? formOfInput(el) : tag === 'select' ? formOfSelect(el) : tag === 'textarea' ? formOfTextarea(el) : null;
+    if (!form && closestOf) form = closestOf(el, 'form');
+    if (!form) return null;
+    const all = elQueryAll(form, 'button, input[type=submit], input[type=image]');
+    for (let i = 0; i < nlLength(all); i++) {
+      const b = nlItem(all, i);
+      if (localName(b) === 'button') {
+        const type = strLower(getAttr(b, 'type') || '');
+        if (type === 'button' || type === 'reset' || type === 'menu' || formOfButton(b) !== form) continue;
+      } else if (formOfInput(b) !== form) continue;
+      // The first submit button is the default one, whatever its state.
+      const r = wmGet(refOf, b);
+      if (!r || matches(b, ':disabled') || !shown(b)) return null;
+      const d = describeEl(b);
+      return { ref: r, role: d.role, name: d.name };
+    }
+    return null;
+  }
+
   return { cover: cover, snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info,
-    changed: changed, edits: edits, invalid: invalid };
+    changed: changed, edits: edits, invalid: invalid, submitter: submitter };
 }

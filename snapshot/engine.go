@@ -1076,6 +1076,25 @@ func (e *Engine) Invalid(rec refs.Record) ([]Field, error) {
 	return fs, nil
 }
 
+// Control is an element by its ref, role and name.
+type Control struct {
+	Ref  string `json:"ref"`
+	Role string `json:"role"`
+	Name string `json:"name"`
+}
+
+// Submitter returns the control that submits the form of the field of rec
+// (the form's default button), or nil when the field is in no form, the
+// form has no submit button, or that button is disabled, hidden or has no
+// ref yet.
+func (e *Engine) Submitter(rec refs.Record) (*Control, error) {
+	var c Control
+	if ok, err := e.askRef(rec, "submitter", &c); !ok || err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
 func (d *doc) frameOrNil() playwright.Frame {
 	if d == nil {
 		return nil
