@@ -170,7 +170,7 @@ func Evaluate(ctx context.Context, o Options, fx *fixture.Server) ([]Run, error)
 		})
 	}
 feed:
-	for i := range jobs {
+	for _, i := range schedule(len(jobs), func(i int) string { return jobs[i].sc.Name }) {
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -374,3 +374,40 @@ const (
 	defaultActionTimeout     = 1500 * time.Millisecond
 	defaultNavigationTimeout = 2 * time.Second
 )
+
+// schedule is the order n jobs are handed to the workers: one job of each
+// scenario in turn, the scenarios taken alternately from the front and the
+// back of their list (scenario names job i's). Jobs next to each other in
+// the list are the same scenario and, in the built-in list, the same kind;
+// run side by side they wait at the same moments (a toast, a slow load)
+// and load the machine at the same moments (a fresh page each). Mixed,
+// one worker's waits leave the cores to the other. The report keeps the
+// list's order whatever order runs finish in.
+func schedule(n int, scenario func(i int) string) []int {
+	var names []string
+	byName := map[string][]int{}
+	for i := range n {
+		name := scenario(i)
+		if _, ok := byName[name]; !ok {
+			names = append(names, name)
+		}
+		byName[name] = append(byName[name], i)
+	}
+	zipped := make([]string, 0, len(names))
+	for lo, hi := 0, len(names)-1; lo <= hi; lo, hi = lo+1, hi-1 {
+		zipped = append(zipped, names[lo])
+		if lo != hi {
+			zipped = append(zipped, names[hi])
+		}
+	}
+	order := make([]int, 0, n)
+	for len(order) < n {
+		for _, name := range zipped {
+			if q := byName[name]; len(q) > 0 {
+				order = append(order, q[0])
+				byName[name] = q[1:]
+			}
+		}
+	}
+	return order
+}
