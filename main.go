@@ -152,7 +152,7 @@ func run(args []string) error {
 	fs.StringVar(&o.proxyBypass, "proxy-bypass", "", "comma-separated hosts that go direct, not through --proxy-server: host, .domain or *.domain")
 	fs.StringVar(&o.userDataDir, "user-data-dir", "", "run Chromium on this profile directory (created if missing): the default role works in its own context, whose cookies and storage outlive the server")
 	fs.StringVar(&o.storageState, "storage-state", "", "Playwright storage-state file (cookies, local storage) the default role's context starts with, as playwright-mcp's; a signed-in user the server checks is a role (--role, docs/roles.md)")
-	fs.StringVar(&o.caps, "caps", "", "comma-separated capabilities whose tools are listed besides the default set: pdf (browser_pdf_save)")
+	fs.StringVar(&o.caps, "caps", "", "comma-separated capabilities whose tools are listed besides the default set: network (request details, stubs, slow or offline network), pdf, or all; docs/debugging.md lists their tools")
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
 	fs.StringVar(&o.allowedDirs, "allowed-dirs", "", "directories browser_file_upload may read, comma-separated (default: <user cache dir>/retrace/uploads, created on first use)")
 	fs.BoolVar(&o.allowBroadDirs, "allow-broad-dirs", false, "let --allowed-dirs name / or the home directory (refused otherwise)")
@@ -284,8 +284,8 @@ func serve(o options) error {
 	}
 	caps := splitList(o.caps)
 	for _, c := range caps {
-		if _, ok := server.Caps[c]; !ok {
-			return fmt.Errorf("--caps: %q is not a capability (pdf)", c)
+		if _, ok := server.Caps[c]; !ok && c != "all" {
+			return fmt.Errorf("--caps: %q is not a capability (%s)", c, strings.Join(server.CapNames(), ", "))
 		}
 	}
 	if o.device != "" {

@@ -38,8 +38,14 @@ type RequestEntry struct {
 	Size   int64  // from Content-Length; -1 when unknown
 	Failed string // the failure, like net::ERR_CONNECTION_REFUSED
 	Nav    int
-	req    playwright.Request
+	// ID numbers the tab's requests from 1, in the order they started.
+	ID  int
+	req playwright.Request
 }
+
+// Request is the Playwright request behind the entry, for its headers,
+// bodies and timing.
+func (r RequestEntry) Request() playwright.Request { return r.req }
 
 // Done reports whether the request ended (answered or failed).
 func (r RequestEntry) Done() bool { return r.Status != 0 || r.Failed != "" }
@@ -54,6 +60,7 @@ type journal struct {
 	requests []*RequestEntry
 	reqDrop  int
 	byReq    map[playwright.Request]*RequestEntry
+	lastID   int
 }
 
 // consoleLevel maps a console message type to a level.
@@ -116,6 +123,8 @@ func (t *Tab) observe(page playwright.Page) {
 		e := &RequestEntry{Method: r.Method(), URL: r.URL(), Type: r.ResourceType(), Size: -1, Nav: nav(), req: r}
 		j.mu.Lock()
 		defer j.mu.Unlock()
+		j.lastID++
+		e.ID = j.lastID
 		j.requests = append(j.requests, e)
 		j.byReq[r] = e
 		if len(j.requests) > maxRequests {
@@ -175,6 +184,20 @@ func (t *Tab) Requests() ([]RequestEntry, int) {
 		out[i] = *e
 	}
 	return out, j.reqDrop
+}
+
+// Request returns the kept request numbered id, and whether it is still
+// kept (the journal drops the oldest past its bound).
+func (t *Tab) Request(id int) (RequestEntry, bool) {
+	j := &t.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, e := range j.requests {
+		if e.ID == id {
+			return *e, true
+		}
+	}
+	return RequestEntry{}, false
 }
 
 // Navigations returns how many main-frame navigations the tab committed.

@@ -155,6 +155,9 @@ func addTool[In any](s *Server, t *mcp.Tool, h handlerFunc[In]) {
 			// What did not stop the call comes back beside its result.
 			out.warnings = c.role.warnings()
 			out.notes = append(c.role.takeNotes(), out.notes...)
+			if !ownsNetworkLines[t.Name] {
+				out.network = c.role.networkLines()
+			}
 		}
 		return out.result(s.cfg.MaxResultBytes), nil
 	})

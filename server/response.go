@@ -54,6 +54,9 @@ type response struct {
 	noSnapshot string
 	warnings   []failurelog.Entry
 	images     []*mcp.ImageContent
+	// network lists the role's stubs and emulated network while any is
+	// set (tool_network.go).
+	network []string
 }
 
 // pageChange is a move of the tab: a navigation tool's landing, or what an
@@ -177,6 +180,9 @@ func (r *response) text() string {
 		line("(No snapshot: " + r.noSnapshot + ". Call browser_snapshot() to try again.)")
 	default:
 		line(r.hint)
+	}
+	for _, l := range r.network {
+		line(l)
 	}
 	line(failurelog.Render(r.warnings))
 	return strings.TrimRight(b.String(), "\n")

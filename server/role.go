@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/playwright-community/playwright-go"
@@ -75,6 +76,15 @@ type role struct {
 	// call, which failed with BROWSER_CLOSED.
 	busy    bool
 	metLoss playwright.BrowserContext
+	// stubs are the answers browser_route set (netMu guards the list for
+	// readers without mu); netCond, what browser_network_conditions set;
+	// cdp, the DevTools session that holds a page's emulated speed
+	// (tool_network.go).
+	netMu   sync.Mutex
+	stubs   []*stub
+	netCond atomic.Pointer[netConditions]
+	cdpMu   sync.Mutex
+	cdp     map[playwright.Page]playwright.CDPSession
 	// notes are said once, on the role's next result (popMu): that the
 	// browser was started again under it, for one.
 	notes []string
@@ -296,6 +306,11 @@ func (r *role) wrap(page playwright.Page, now bool) *browser.Tab {
 	} else {
 		go t.Watch()
 	}
+	if c := r.netCond.Load(); !ok && c != nil && c.preset != "" {
+		// A popup is wrapped on the dispatch goroutine, where no
+		// Playwright call may wait.
+		go func() { _ = r.throttle(page) }()
+	}
 	return t
 }
 
@@ -481,6 +496,9 @@ func (r *role) openContext() error {
 			return fail(err)
 		}
 	}
+	if err := r.applyNetwork(bctx); err != nil {
+		return fail(err)
+	}
 	r.guard = g
 	r.bctx = bctx
 	r.viaServer = r.srv.browsers.ViaServer(bctx)
@@ -560,6 +578,9 @@ func (r *role) closeLocked() bool {
 	r.pages, r.opened, r.live = nil, nil, nil
 	r.popMu.Unlock()
 	r.eng.Reset()
+	r.cdpMu.Lock()
+	r.cdp = nil
+	r.cdpMu.Unlock()
 	return true
 }
 

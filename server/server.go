@@ -11,7 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -159,9 +158,7 @@ func New(cfg Config, m *browser.Manager) *Server {
 	s.addEvaluateTools()
 	s.addRoleTools()
 	s.addCompareTools()
-	if slices.Contains(cfg.Caps, "pdf") {
-		s.addPDFTools()
-	}
+	s.addCaps(cfg.Caps)
 	return s
 }
 

@@ -144,8 +144,13 @@ func (s *Server) networkRequests(ctx context.Context, c *call, in networkArgs) (
 	matched := len(shown)
 	shown, head := newest(shown, maxRequestsShown, dropped, "requests")
 	lines := make([]string, len(shown))
+	numbered := s.hasCap("network")
 	for i, r := range shown {
 		lines[i] = oneLineCut(r.String(), 600)
+		if numbered {
+			// browser_network_request takes the number.
+			lines[i] = fmt.Sprintf("#%d %s", r.ID, lines[i])
+		}
 	}
 	lines, over := fitLines(lines, s.outputRoom(), true)
 	if over > 0 {

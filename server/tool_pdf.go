@@ -11,10 +11,6 @@ import (
 	"github.com/retrace-dev/retrace/llmerr"
 )
 
-// Caps are the capabilities --caps can add, each with the tools it lists
-// beyond the default set.
-var Caps = map[string]string{"pdf": "browser_pdf_save"}
-
 type pdfArgs struct {
 	Filename string `json:"filename,omitempty" jsonschema:"File name in --output-dir (default: page.pdf)"`
 	roleArg
