@@ -9,12 +9,14 @@ import "slices"
 var Caps = map[string][]string{
 	"pdf":     {"browser_pdf_save"},
 	"network": {"browser_network_request", "browser_route", "browser_unroute", "browser_network_conditions"},
+	"storage": {"browser_cookies", "browser_local_storage"},
 }
 
 // capAdders register each capability's tools.
 var capAdders = map[string]func(*Server){
 	"pdf":     (*Server).addPDFTools,
 	"network": (*Server).addNetworkTools,
+	"storage": (*Server).addStorageTools,
 }
 
 // CapNames are the capabilities, sorted, and "all".
