@@ -7,16 +7,18 @@ import "slices"
 // budgeted, TestToolListTokenBudget); what test writers need past it is
 // asked for by name, or all at once with "all".
 var Caps = map[string][]string{
-	"pdf":     {"browser_pdf_save"},
-	"network": {"browser_network_request", "browser_route", "browser_unroute", "browser_network_conditions"},
-	"storage": {"browser_cookies", "browser_local_storage"},
+	"pdf":         {"browser_pdf_save"},
+	"network":     {"browser_network_request", "browser_route", "browser_unroute", "browser_network_conditions"},
+	"storage":     {"browser_cookies", "browser_local_storage"},
+	"performance": {"browser_performance"},
 }
 
 // capAdders register each capability's tools.
 var capAdders = map[string]func(*Server){
-	"pdf":     (*Server).addPDFTools,
-	"network": (*Server).addNetworkTools,
-	"storage": (*Server).addStorageTools,
+	"pdf":         (*Server).addPDFTools,
+	"network":     (*Server).addNetworkTools,
+	"storage":     (*Server).addStorageTools,
+	"performance": (*Server).addPerfTools,
 }
 
 // CapNames are the capabilities, sorted, and "all".

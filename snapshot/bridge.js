@@ -1740,6 +1740,59 @@
     return null;
   }
 
+  // The page's timings as the browser measured them: its navigation entry,
+  // paints, largest contentful paint, layout shifts (CLS as the largest
+  // session window: shifts less than 1 s apart, at most 5 s long) and long
+  // tasks. Elements come as refs where a snapshot gave them one, else as
+  // role and name. Asynchronous: buffered entries arrive on a callback.
+  const PerfObs = typeof win.PerformanceObserver === 'function' ? win.PerformanceObserver : null;
+  const perfOf = win.performance;
+  const getEntriesByType = perfOf && typeof win.Performance === 'function' ? methodOf(win.Performance.prototype, 'getEntriesByType') : null;
+  const setTimeoutC = win.setTimeout;
+  const PromiseC = Promise;
+  function who(el) {
+    if (!el || nodeType(el) !== 1) return null;
+    const r = wmGet(refOf, el);
+    const d = describeEl(el);
+    return { ref: r || '', role: d.role, name: d.name, tag: d.tag };
+  }
+  function perf() {
+    return new PromiseC((resolve) => {
+      const out = { paints: {}, lcp: null, shifts: [], long: [] };
+      try {
+        const nav = getEntriesByType ? getEntriesByType(perfOf, 'navigation')[0] : null;
+        if (nav) {
+          out.nav = { ttfb: nav.responseStart, dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
+            transfer: nav.transferSize, type: nav.type };
+        }
+        const paints = getEntriesByType ? getEntriesByType(perfOf, 'paint') : [];
+        for (let i = 0; i < paints.length; i++) out.paints[paints[i].name] = paints[i].startTime;
+      } catch (e) {}
+      const observers = [];
+      const watch = (type, f) => {
+        if (!PerfObs) return;
+        try {
+          const po = new PerfObs((list) => { const es = list.getEntries(); for (let i = 0; i < es.length; i++) f(es[i]); });
+          po.observe({ type: type, buffered: true });
+          observers[observers.length] = po;
+        } catch (e) {}
+      };
+      watch('largest-contentful-paint', (e) => { out.lcp = { time: e.startTime, size: e.size, el: who(e.element), url: e.url || '' }; });
+      watch('layout-shift', (e) => {
+        if (e.hadRecentInput) return;
+        const srcs = [];
+        const ss = e.sources || [];
+        for (let i = 0; i < ss.length && i < 3; i++) { const w = who(ss[i].node); if (w) srcs[srcs.length] = w; }
+        out.shifts[out.shifts.length] = { time: e.startTime, value: e.value, sources: srcs };
+      });
+      watch('longtask', (e) => { out.long[out.long.length] = { time: e.startTime, duration: e.duration }; });
+      setTimeoutC(() => {
+        for (let i = 0; i < observers.length; i++) { try { observers[i].disconnect(); } catch (e) {} }
+        resolve(jsonQuote(out));
+      }, 60);
+    });
+  }
+
   return { cover: cover, snapshot: snapshot, snapshotJSON: snapshotJSON, element: element, status: status, info: info,
-    changed: changed, edits: edits, invalid: invalid, submitter: submitter };
+    changed: changed, edits: edits, invalid: invalid, submitter: submitter, perf: perf };
 }

@@ -1095,6 +1095,23 @@ func (e *Engine) Submitter(rec refs.Record) (*Control, error) {
 	return &c, nil
 }
 
+// Performance returns the main document's timings as the bridge reads them
+// from the browser's performance entries (bridge.js, perf), as JSON.
+func (e *Engine) Performance(page playwright.Page) (string, error) {
+	var out string
+	_, err := e.call(page.MainFrame(), true, func(d *doc) error {
+		v, err := withTimeout(e.AnswerGrace+2*time.Second, func() (any, error) {
+			return d.frame.Evaluate(`({b}) => b.perf()`, map[string]any{"b": d.handle})
+		})
+		if err != nil {
+			return err
+		}
+		out, _ = v.(string)
+		return nil
+	})
+	return out, err
+}
+
 func (d *doc) frameOrNil() playwright.Frame {
 	if d == nil {
 		return nil
