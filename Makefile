@@ -1,5 +1,5 @@
 # retrace: the two commands are `make run` and `make test`; both set up the
-# machine first (Chromium, Node.js, the Playwright driver) when needed.
+# machine first (Chromium, Node.js, ffmpeg, the Playwright driver) when needed.
 
 GO      ?= go
 BIN     := bin/retrace
@@ -23,6 +23,10 @@ system-deps:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 		echo "setup: installing nodejs and npm (apt-get)" >&2; \
 		$(APT) update -qq && $(APT) install -y -qq nodejs npm >/dev/null; \
+	fi
+	@if ! command -v ffmpeg >/dev/null 2>&1; then \
+		echo "setup: installing ffmpeg (apt-get), for --save-video" >&2; \
+		$(APT) update -qq && $(APT) install -y -qq --no-install-recommends ffmpeg >/dev/null; \
 	fi
 	@if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then \
 		echo "setup: installing nginx (apt-get), for the reverse-proxy test (docs/deploy.md)" >&2; \

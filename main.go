@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,8 @@ type options struct {
 	initScripts       []string
 	outputDir         string
 	caps              string
+	saveTrace         bool
+	saveVideo         string
 	storageState      string
 	userDataDir       string
 	proxyServer       string
@@ -152,6 +155,8 @@ func run(args []string) error {
 	fs.StringVar(&o.proxyBypass, "proxy-bypass", "", "comma-separated hosts that go direct, not through --proxy-server: host, .domain or *.domain")
 	fs.StringVar(&o.userDataDir, "user-data-dir", "", "run Chromium on this profile directory (created if missing): the default role works in its own context, whose cookies and storage outlive the server")
 	fs.StringVar(&o.storageState, "storage-state", "", "Playwright storage-state file (cookies, local storage) the default role's context starts with, as playwright-mcp's; a signed-in user the server checks is a role (--role, docs/roles.md)")
+	fs.BoolVar(&o.saveTrace, "save-trace", false, "record a Playwright trace of each role's browser, saved to --output-dir at browser_close (npx playwright show-trace opens it)")
+	fs.StringVar(&o.saveVideo, "save-video", "", "record a video of each page at this size, like 800x600, saved to --output-dir when the page closes (needs ffmpeg)")
 	fs.StringVar(&o.caps, "caps", "", "comma-separated capabilities whose tools are listed besides the default set: network (request details, stubs, slow or offline network), pdf, or all; docs/debugging.md lists their tools")
 	fs.BoolVar(&o.noEvaluate, "no-evaluate", false, "leave browser_evaluate out (no arbitrary JavaScript)")
 	fs.StringVar(&o.allowedDirs, "allowed-dirs", "", "directories browser_file_upload may read, comma-separated (default: <user cache dir>/retrace/uploads, created on first use)")
@@ -288,6 +293,22 @@ func serve(o options) error {
 			return fmt.Errorf("--caps: %q is not a capability (%s)", c, strings.Join(server.CapNames(), ", "))
 		}
 	}
+	var videoSize *playwright.Size
+	if o.saveVideo != "" {
+		if videoSize, err = parseViewport(o.saveVideo); err != nil {
+			return fmt.Errorf("--save-video: %w", err)
+		}
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("--save-video: %w", err)
+		}
+		registry, err := browser.VideoRegistry(o.driverDir, filepath.Join(cache, "retrace"))
+		if err != nil {
+			return fmt.Errorf("--save-video: %w", err)
+		}
+		// The driver, started later, reads it: its ffmpeg is the machine's.
+		os.Setenv("PLAYWRIGHT_BROWSERS_PATH", registry)
+	}
 	if o.device != "" {
 		if err := browser.CheckDevice(o.driverDir, o.device); err != nil {
 			return fmt.Errorf("--device: %w", err)
@@ -384,6 +405,8 @@ func serve(o options) error {
 		StorageState:   o.storageState,
 		Upstream:       upstream,
 		OutputDir:      o.outputDir,
+		SaveTrace:      o.saveTrace,
+		SaveVideo:      videoSize,
 		Instance:       o.instance,
 		UploadDirs:     splitList(o.allowedDirs),
 		AllowBroadDirs: o.allowBroadDirs,
@@ -588,7 +611,7 @@ var flagGroups = []struct {
 	name  string
 	flags []string
 }{
-	{"Server", []string{"port", "host", "log-file", "output-dir", "caps", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
+	{"Server", []string{"port", "host", "log-file", "output-dir", "caps", "save-trace", "save-video", "error-style", "instance", "max-sessions", "session-idle-timeout"}},
 	{"Browser", []string{"headless", "executable-path", "viewport-size", "device", "user-agent", "ignore-https-errors", "init-script", "dialog", "isolated", "user-data-dir", "proxy-server", "proxy-bypass",
 		"cdp-endpoint", "browser-endpoint", "browser-endpoint-header", "no-sandbox", "driver-dir"}},
 	{"Roles (signed-in users; docs/roles.md)", []string{"config", "role", "storage-state"}},

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -427,5 +430,77 @@ func TestUserDataDirBinary(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "Default")); err != nil {
 		t.Errorf("the profile directory has no Default profile: %v", err)
+	}
+}
+
+// TestRecordingBinary: --save-trace and --save-video write a Playwright
+// trace and a video of the session to --output-dir at browser_close, and
+// the tracing tools save a part of it.
+func TestRecordingBinary(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg is not installed (make setup installs it)")
+	}
+	out := t.TempDir()
+	cs := connectBinary(t, "--save-trace", "--save-video", "320x240", "--output-dir", out, "--caps", "tracing")
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %s", name, err, textOf(res))
+		}
+		return textOf(res)
+	}
+	call("browser_navigate", map[string]any{"url": fx.Page("_formcheck.html")})
+	// A part of the session as a trace of its own: the session's trace so
+	// far is saved first.
+	res := call("browser_start_tracing", nil)
+	if !strings.Contains(res, "The session's trace so far (--save-trace) is saved to "+out) {
+		t.Errorf("start_tracing under --save-trace:\n%s", res)
+	}
+	call("browser_snapshot", nil)
+	call("browser_type", map[string]any{"ref": "e1", "text": "ada@example.com"})
+	part := call("browser_stop_tracing", map[string]any{"filename": "typing"})
+	if !strings.Contains(part, filepath.Join(out, "typing.zip")) || !strings.Contains(part, "npx playwright show-trace") {
+		t.Errorf("stop_tracing:\n%s", part)
+	}
+	call("browser_navigate", map[string]any{"url": fx.Page("_api.html")})
+	closed := call("browser_close", nil)
+	trace := regexp.MustCompile(`Trace saved to (\S+\.zip)`).FindStringSubmatch(closed)
+	video := regexp.MustCompile(`Video saved to (\S+\.webm)`).FindStringSubmatch(closed)
+	if trace == nil || video == nil {
+		t.Fatalf("browser_close names no trace or no video:\n%s", closed)
+	}
+	// Each trace is a zip of Playwright's trace events; the last one saw
+	// the second page load.
+	for _, p := range []string{filepath.Join(out, "typing.zip"), trace[1]} {
+		zr, err := zip.OpenReader(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var events string
+		for _, f := range zr.File {
+			if strings.HasSuffix(f.Name, ".trace") {
+				rc, _ := f.Open()
+				b, _ := io.ReadAll(rc)
+				rc.Close()
+				events += string(b)
+			}
+		}
+		zr.Close()
+		if events == "" {
+			t.Errorf("%s holds no trace events", p)
+		}
+		if p == trace[1] && !strings.Contains(events, "_api.html") {
+			t.Errorf("the session's trace does not show the page loaded last")
+		}
+	}
+	// The video is a WebM file (EBML header) with frames in it.
+	b, err := os.ReadFile(video[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 1000 || !bytes.HasPrefix(b, []byte{0x1a, 0x45, 0xdf, 0xa3}) {
+		t.Errorf("%s is not a WebM video (%d bytes)", video[1], len(b))
 	}
 }

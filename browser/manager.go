@@ -257,6 +257,11 @@ type ContextOptions struct {
 	// so, and the options above that only a new context takes (a proxy)
 	// do not apply.
 	Default bool
+	// VideoDir, when set, records a video of every page of the context
+	// there, at VideoSize (Playwright's default when nil); each is written
+	// when its page or the context closes.
+	VideoDir  string
+	VideoSize *playwright.Size
 	// Seat is the session's place (NewSeat): the context is made on its
 	// source, which moves to another endpoint when its own cannot be
 	// reached. Nil means the first source.
@@ -344,6 +349,9 @@ func (src *source) newContextLocked(co ContextOptions) (playwright.BrowserContex
 	}
 	if co.BlockServiceWorkers {
 		opts.ServiceWorkers = playwright.ServiceWorkerPolicyBlock
+	}
+	if co.VideoDir != "" {
+		opts.RecordVideo = &playwright.RecordVideo{Dir: co.VideoDir, Size: co.VideoSize}
 	}
 	if co.Default && src.ep.UseDefaultContext {
 		if own := src.browser.Contexts(); len(own) > 0 {

@@ -11,6 +11,7 @@ var Caps = map[string][]string{
 	"network":     {"browser_network_request", "browser_route", "browser_unroute", "browser_network_conditions"},
 	"storage":     {"browser_cookies", "browser_local_storage"},
 	"performance": {"browser_performance"},
+	"tracing":     {"browser_start_tracing", "browser_stop_tracing"},
 }
 
 // capAdders register each capability's tools.
@@ -19,6 +20,7 @@ var capAdders = map[string]func(*Server){
 	"network":     (*Server).addNetworkTools,
 	"storage":     (*Server).addStorageTools,
 	"performance": (*Server).addPerfTools,
+	"tracing":     (*Server).addTracingTools,
 }
 
 // CapNames are the capabilities, sorted, and "all".

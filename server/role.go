@@ -85,6 +85,8 @@ type role struct {
 	netCond atomic.Pointer[netConditions]
 	cdpMu   sync.Mutex
 	cdp     map[playwright.Page]playwright.CDPSession
+	// rec is what the context records (tool_trace.go).
+	rec tracing
 	// notes are said once, on the role's next result (popMu): that the
 	// browser was started again under it, for one.
 	notes []string
@@ -453,7 +455,15 @@ func (r *role) openContext() error {
 		return err
 	}
 	lists := len(policy.Allowed) > 0 || len(policy.Blocked) > 0
+	videoDir := ""
+	if r.srv.cfg.SaveVideo != nil {
+		if videoDir, err = r.srv.outputDir(); err != nil {
+			g.close()
+			return err
+		}
+	}
 	bctx, err := r.srv.browsers.NewContext(browser.ContextOptions{Seat: r.seat, StorageState: state, Proxy: g.URL(),
+		VideoDir: videoDir, VideoSize: r.srv.cfg.SaveVideo,
 		// A worker's fetches pass no route; the guard would stop them, but
 		// under a list they are not worth the surprise.
 		BlockServiceWorkers: lists,
@@ -497,6 +507,9 @@ func (r *role) openContext() error {
 		}
 	}
 	if err := r.applyNetwork(bctx); err != nil {
+		return fail(err)
+	}
+	if err := r.startRecording(bctx); err != nil {
 		return fail(err)
 	}
 	r.guard = g
@@ -565,9 +578,14 @@ func (r *role) closeLocked() bool {
 		}
 		r.userPages = nil
 	}
+	videos := r.stopRecording()
 	r.srv.browsers.ReleaseContext(r.bctx)
 	r.bctx = nil
 	r.busy, r.metLoss = false, nil
+	for _, v := range videos {
+		// Written once its page closed, with the context.
+		r.note("Video saved to " + v)
+	}
 	if r.guard != nil {
 		r.guard.close()
 		r.guard = nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
 
 	"github.com/retrace-dev/retrace/browser"
 	"github.com/retrace-dev/retrace/llmerr"
@@ -74,6 +75,12 @@ type Config struct {
 	// OutputDir is where files the server writes go (downloads), created
 	// 0700 on first use; empty means <user cache dir>/retrace/output.
 	OutputDir string
+	// SaveTrace records a Playwright trace of each role's context, saved
+	// to OutputDir when it closes (--save-trace); SaveVideo, when set,
+	// records a video of each page at that size (--save-video; needs
+	// ffmpeg, browser.VideoRegistry).
+	SaveTrace bool
+	SaveVideo *playwright.Size
 	// InitScripts run in every page of every role before the page's own
 	// scripts (--init-script): their text, read at start.
 	InitScripts []string
