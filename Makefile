@@ -79,9 +79,10 @@ endef
 fuzz:
 	$(call fuzz-each,$(FUZZTIME),$(FUZZCACHE))
 
-# Drives the built binary with a client nobody here wrote (MCP Inspector CLI).
+# Drives the built binary with a client nobody here wrote (MCP Inspector CLI),
+# and runs the Playwright tests it generates with Playwright's own runner.
 test-clients: setup
-	RETRACE_TEST_CLIENTS=1 $(GO) test -count=1 -run 'TestInspectorCLI' -v .
+	RETRACE_TEST_CLIENTS=1 $(GO) test -count=1 -run 'TestInspectorCLI|TestGeneratedTestRuns' -v .
 
 vet:
 	$(GO) vet ./...

@@ -96,6 +96,41 @@ type options struct {
 	endpointHeaders []string
 }
 
+// recordTo is where retrace record writes the session's test.
+var recordTo string
+
+// recordOut takes retrace record's --out FILE (or --out=FILE) out of args,
+// leaving the server's own flags.
+func recordOut(args []string) (string, []string, error) {
+	var out string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--out" || a == "-out":
+			if i+1 >= len(args) {
+				return "", nil, errors.New("retrace record: --out needs a file name")
+			}
+			out = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--out=") || strings.HasPrefix(a, "-out="):
+			out = a[strings.Index(a, "=")+1:]
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if out == "" {
+		return "", nil, errors.New("usage: retrace record --out FILE.spec.ts [server flags]: serves over stdio as retrace does, and writes the session's actions as a Playwright test to FILE when it stops")
+	}
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return "", nil, err
+	}
+	if st, err := os.Stat(filepath.Dir(abs)); err != nil || !st.IsDir() {
+		return "", nil, fmt.Errorf("retrace record: the directory of %s does not exist", out)
+	}
+	return abs, rest, nil
+}
+
 func run(args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -106,6 +141,15 @@ func run(args []string) error {
 		case "roles":
 			// Its exit code tells differences (1) from setup errors (2).
 			os.Exit(runRoles(args[1:], os.Stdout, os.Stderr))
+		case "record":
+			// The server as usual, which writes its sessions' actions as a
+			// Playwright test when it stops.
+			out, rest, err := recordOut(args[1:])
+			if err != nil {
+				return err
+			}
+			recordTo = out
+			return run(rest)
 		case "version", "--version":
 			fmt.Println("retrace", server.Version, "(Playwright driver "+browser.DriverVersion+")")
 			return nil
@@ -406,6 +450,7 @@ func serve(o options) error {
 		Upstream:       upstream,
 		OutputDir:      o.outputDir,
 		SaveTrace:      o.saveTrace,
+		RecordTo:       recordTo,
 		SaveVideo:      videoSize,
 		Instance:       o.instance,
 		UploadDirs:     splitList(o.allowedDirs),

@@ -74,6 +74,9 @@ type acting struct {
 	// ("" for a choice or a checkbox): the change report leaves out what
 	// the agent asked for itself.
 	set map[string]string
+	// code is the action as Playwright test code, while recording
+	// (record.go).
+	code []string
 	// filled is the last field browser_fill_form filled: the result names
 	// the control that submits its form (noteSubmit).
 	filled *refs.Record
@@ -90,8 +93,10 @@ func (a *acting) setValue(ref, typed string) {
 
 // target is a resolved ref ready for an action.
 type target struct {
-	rec  refs.Record
-	el   playwright.ElementHandle
+	rec refs.Record
+	el  playwright.ElementHandle
+	// code finds the element in a test (record.go), once computed.
+	code string
 	tab  *browser.Tab
 	role *role
 	// again is the call made on another element in this one's place.
@@ -149,6 +154,12 @@ func (s *Server) run(ctx context.Context, c *call, o op) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.recording() {
+		// Before the action: a click can take its element away.
+		for _, t := range a.targets {
+			a.locatorOf(t)
+		}
+	}
 	before := pageState(a.tab)
 	r.callBegins()
 	a.from, a.mark, a.start = before.url, a.tab.Mark(), time.Now()
@@ -169,6 +180,9 @@ func (s *Server) run(ctx context.Context, c *call, o op) (*response, error) {
 	}
 	if err := a.finish(o, before, a.mark); err != nil {
 		return nil, err
+	}
+	if len(a.code) > 0 {
+		r.tests.add(c.tool == "browser_navigate", a.tab.URL(), a.code)
 	}
 	r.acted, r.actedMark = a.tab, a.mark
 	return a.res, nil

@@ -12,6 +12,7 @@ var Caps = map[string][]string{
 	"storage":     {"browser_cookies", "browser_local_storage"},
 	"performance": {"browser_performance"},
 	"tracing":     {"browser_start_tracing", "browser_stop_tracing"},
+	"testing":     {"browser_generate_test"},
 }
 
 // capAdders register each capability's tools.
@@ -21,6 +22,7 @@ var capAdders = map[string]func(*Server){
 	"storage":     (*Server).addStorageTools,
 	"performance": (*Server).addPerfTools,
 	"tracing":     (*Server).addTracingTools,
+	"testing":     (*Server).addTestingTools,
 }
 
 // CapNames are the capabilities, sorted, and "all".

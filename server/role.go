@@ -85,8 +85,10 @@ type role struct {
 	netCond atomic.Pointer[netConditions]
 	cdpMu   sync.Mutex
 	cdp     map[playwright.Page]playwright.CDPSession
-	// rec is what the context records (tool_trace.go).
-	rec tracing
+	// rec is what the context records (tool_trace.go); tests, the actions
+	// as test code (record.go).
+	rec   tracing
+	tests actionLog
 	// notes are said once, on the role's next result (popMu): that the
 	// browser was started again under it, for one.
 	notes []string

@@ -81,6 +81,9 @@ type Config struct {
 	// ffmpeg, browser.VideoRegistry).
 	SaveTrace bool
 	SaveVideo *playwright.Size
+	// RecordTo, when set, is where the server writes, when it closes, the
+	// actions of its sessions as a Playwright test (retrace record).
+	RecordTo string
 	// InitScripts run in every page of every role before the page's own
 	// scripts (--init-script): their text, read at start.
 	InitScripts []string
@@ -107,6 +110,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]*session
+	// recorded are the sessions whose actions retrace record writes as a
+	// test when the server closes (Config.RecordTo).
+	recorded []*session
 }
 
 // New builds a server that gets its browsers from m.
@@ -215,6 +221,9 @@ func (s *Server) session(ss *mcp.ServerSession) *session {
 	}
 	st := newSession(s)
 	s.sessions[ss] = st
+	if s.cfg.RecordTo != "" {
+		s.recorded = append(s.recorded, st)
+	}
 	if ss != nil {
 		go func() {
 			_ = ss.Wait()
@@ -252,5 +261,12 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	for _, st := range all {
 		st.close()
+	}
+	if s.cfg.RecordTo != "" {
+		if err := s.writeSessionTest(s.cfg.RecordTo); err != nil {
+			s.log.Error("retrace record: writing the test", "path", s.cfg.RecordTo, "err", err)
+		} else {
+			s.log.Info("retrace record: wrote the session as a Playwright test", "path", s.cfg.RecordTo)
+		}
 	}
 }

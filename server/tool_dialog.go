@@ -34,6 +34,16 @@ func (s *Server) handleDialog(ctx context.Context, c *call, in dialogArgs) (*res
 			how += fmt.Sprintf(" with %q for a prompt", *in.PromptText)
 		}
 	}
+	if s.recording() {
+		answer := "dialog.dismiss()"
+		if in.Accept {
+			answer = "dialog.accept()"
+			if in.PromptText != nil {
+				answer = fmt.Sprintf("dialog.accept(%s)", jsValue(*in.PromptText))
+			}
+		}
+		r.tests.add(false, "", []string{fmt.Sprintf("page.once('dialog', (dialog) => %s);", answer)})
+	}
 	res := &response{}
 	res.addDid("The next dialog in role %s will be answered: %s. Now do the action that opens it; its result reports the dialog.", r.name, how)
 	return res, nil

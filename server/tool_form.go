@@ -78,6 +78,13 @@ func (s *Server) selectOption(ctx context.Context, c *call, in selectArgs) (*res
 			return err
 		}
 		a.res.addDid("Selected %s in %s.", quoteAll(labelsOf(chosen, opts)), describe(t.rec, in.Element))
+		if a.srv.recording() {
+			vs := make([]string, len(chosen))
+			for i, v := range chosen {
+				vs[i] = jsValue(v)
+			}
+			a.testCode("await %s.selectOption([%s]);", a.locatorOf(t), strings.Join(vs, ", "))
+		}
 		a.setValue(t.rec.Ref, "")
 		return nil
 	}))
@@ -198,6 +205,9 @@ func (s *Server) fillForm(ctx context.Context, c *call, in fillFormArgs) (*respo
 				}
 			}
 			t.again = func(ref string) llmerr.Action { return rest(i, formField{Ref: ref, Value: f.Value}) }
+			if s.recording() {
+				a.locatorOf(t)
+			}
 			line, err := s.fillField(c, a, t, f, func(v string) llmerr.Action { return rest(i, formField{Ref: f.Ref, Value: v}) })
 			if err != nil {
 				if _, ok := llmerr.As(err); !ok {
@@ -236,6 +246,10 @@ func (s *Server) fillField(c *call, a *acting, t *target, f formField, withValue
 		if err := t.el.Fill(f.Value, playwright.ElementHandleFillOptions{Timeout: a.timeout}); err != nil {
 			return "", err
 		}
+		if a.srv.recording() {
+			a.testCode("await %s.fill(%s);", a.locatorOf(t), jsValue(f.Value))
+			a.testCode("await expect(%s).toHaveValue(%s);", a.locatorOf(t), jsValue(f.Value))
+		}
 		return fmt.Sprintf("%s: typed %d characters", describe(t.rec, ""), utf8.RuneCountInString(f.Value)), nil
 	case "checkbox", "radio":
 		on, ok := truthy(f.Value)
@@ -248,6 +262,14 @@ func (s *Server) fillField(c *call, a *acting, t *target, f formField, withValue
 		}
 		if err := t.el.SetChecked(on, playwright.ElementHandleSetCheckedOptions{Timeout: a.timeout}); err != nil {
 			return "", err
+		}
+		if a.srv.recording() {
+			a.testCode("await %s.setChecked(%v);", a.locatorOf(t), on)
+			if on {
+				a.testCode("await expect(%s).toBeChecked();", a.locatorOf(t))
+			} else {
+				a.testCode("await expect(%s).not.toBeChecked();", a.locatorOf(t))
+			}
 		}
 		return fmt.Sprintf("%s: %s", describe(t.rec, ""), map[bool]string{true: "checked", false: "unchecked"}[on]), nil
 	case "select":
@@ -264,6 +286,9 @@ func (s *Server) fillField(c *call, a *acting, t *target, f formField, withValue
 			playwright.ElementHandleSelectOptionOptions{Timeout: a.timeout})
 		if err != nil {
 			return "", err
+		}
+		if a.srv.recording() && len(chosen) > 0 {
+			a.testCode("await %s.selectOption(%s);", a.locatorOf(t), jsValue(chosen[0]))
 		}
 		return fmt.Sprintf("%s: selected %s", describe(t.rec, ""), quoteAll(labelsOf(chosen, opts))), nil
 	}

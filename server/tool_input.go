@@ -218,6 +218,27 @@ func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, e
 			if len(mods) > 0 {
 				did += " with " + strings.Join(in.Modifiers, "+") + " held"
 			}
+			if a.srv.recording() {
+				var opts []string
+				if in.Button != "" && strings.ToLower(in.Button) != "left" {
+					opts = append(opts, "button: "+jsValue(strings.ToLower(in.Button)))
+				}
+				if len(mods) > 0 {
+					ms := make([]string, len(mods))
+					for i, m := range mods {
+						ms[i] = jsValue(string(m))
+					}
+					opts = append(opts, "modifiers: ["+strings.Join(ms, ", ")+"]")
+				}
+				method, arg := "click", ""
+				if in.DoubleClick {
+					method = "dblclick"
+				}
+				if len(opts) > 0 {
+					arg = "{ " + strings.Join(opts, ", ") + " }"
+				}
+				a.testCode("await %s.%s(%s);", a.locatorOf(t), method, arg)
+			}
 			a.res.addDid(did+".", describe(t.rec, in.Element))
 			return nil
 		}
@@ -243,6 +264,7 @@ func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, e
 			}
 		}
 		a.res.addDid("Clicked %s.", describe(t.rec, in.Element))
+		a.testCode("await %s.click();", a.locatorOf(t))
 		return nil
 	}))
 }
@@ -356,6 +378,19 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*response,
 		}
 		a.res.addDid("Typed %d characters into %s.", utf8.RuneCountInString(in.Text), describe(t.rec, in.Element))
 		a.setValue(t.rec.Ref, in.Text)
+		if a.srv.recording() {
+			loc := a.locatorOf(t)
+			if in.Slowly {
+				a.testCode("await %s.fill('');", loc)
+				a.testCode("await %s.pressSequentially(%s);", loc, jsValue(in.Text))
+			} else {
+				a.testCode("await %s.fill(%s);", loc, jsValue(in.Text))
+			}
+			a.testCode("await expect(%s).toHaveValue(%s);", loc, jsValue(in.Text))
+			if in.Submit {
+				a.testCode("await %s.press('Enter');", loc)
+			}
+		}
 		if in.Submit {
 			if err := t.el.Press("Enter", playwright.ElementHandlePressOptions{Timeout: a.timeout}); err != nil {
 				return err
@@ -373,6 +408,7 @@ func (s *Server) hover(ctx context.Context, c *call, in hoverArgs) (*response, e
 			return err
 		}
 		a.res.addDid("Hovered over %s.", describe(t.rec, in.Element))
+		a.testCode("await %s.hover();", a.locatorOf(t))
 		return nil
 	}))
 }
@@ -386,7 +422,11 @@ func (s *Server) pressKey(ctx context.Context, c *call, in pressArgs) (*response
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "for example", llmerr.A("key", "Enter"))}}
 	}
 	return s.run(ctx, c, op{retry: c.step(llmerr.A("key", key)), do: func(a *acting) error {
-		return a.pressScrolling(key)
+		if err := a.pressScrolling(key); err != nil {
+			return err
+		}
+		a.testCode("await page.keyboard.press(%s);", jsValue(key))
+		return nil
 	}})
 }
 

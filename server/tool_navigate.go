@@ -56,7 +56,13 @@ func (c *call) navigateOp(target string) op {
 			}
 			return tab, err
 		},
-		do: func(a *acting) error { return a.load(target, "Navigated to") },
+		do: func(a *acting) error {
+			if err := a.load(target, "Navigated to"); err != nil {
+				return err
+			}
+			a.testCode("await page.goto(%s);", jsValue(target))
+			return nil
+		},
 	}
 }
 

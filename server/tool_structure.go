@@ -91,13 +91,39 @@ func (s *Server) generateLocator(ctx context.Context, c *call, in structureArgs)
 		return nil, err
 	}
 	defer unlock()
+	code, rejected, err := s.locate(t, st)
+	if err != nil {
+		return nil, err
+	}
+	if code == "" {
+		return nil, &llmerr.Error{Code: llmerr.ElementNotInteractable, Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: t.rec.URL,
+			Message: fmt.Sprintf("No robust locator matches only %s.", describe(t.rec, "")),
+			Cause:   "every candidate matched several elements or none: " + strings.Join(rejected, "; "),
+			Actions: []llmerr.Action{llmerr.Call("browser_inspect", "see its ancestors and test ids, to scope a locator by hand", llmerr.A("ref", in.Ref))},
+			Note:    "Adding a data-testid to the element is the robust fix."}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Locator for %s, verified on the page (exactly one match, this element):\npage.%s\n", describe(t.rec, ""), code)
+	if len(rejected) > 0 {
+		b.WriteString("Rejected first:\n")
+		for _, r := range rejected {
+			b.WriteString("- " + r + "\n")
+		}
+	}
+	return textResponse(b.String()), nil
+}
+
+// locate returns the most robust Playwright locator of t's element (the
+// code after "page."), checked on the page to match it alone, and the
+// candidates rejected before it; "" when none matches it alone.
+func (s *Server) locate(t *target, st *structureInfo) (string, []string, error) {
 	frame, err := t.el.OwnerFrame()
 	if err != nil || frame == nil {
-		return nil, fmt.Errorf("finding the element's frame: %v", err)
+		return "", nil, fmt.Errorf("finding the element's frame: %v", err)
 	}
 	prefix, err := framePrefix(frame)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	role, name := t.rec.Role, t.rec.Name
 	var cands []candidate
@@ -161,22 +187,10 @@ func (s *Server) generateLocator(ctx context.Context, c *call, in structureArgs)
 		case !same:
 			rejected = append(rejected, fmt.Sprintf("page.%s matches another element", full.code))
 		default:
-			var b strings.Builder
-			fmt.Fprintf(&b, "Locator for %s, verified on the page (exactly one match, this element):\npage.%s\n", describe(t.rec, ""), full.code)
-			if len(rejected) > 0 {
-				b.WriteString("Rejected first:\n")
-				for _, r := range rejected {
-					b.WriteString("- " + r + "\n")
-				}
-			}
-			return textResponse(b.String()), nil
+			return full.code, rejected, nil
 		}
 	}
-	return nil, &llmerr.Error{Code: llmerr.ElementNotInteractable, Tool: c.tool, Ref: in.Ref, Element: t.rec.Element(), URL: t.rec.URL,
-		Message: fmt.Sprintf("No robust locator matches only %s.", describe(t.rec, "")),
-		Cause:   "every candidate matched several elements or none: " + strings.Join(rejected, "; "),
-		Actions: []llmerr.Action{llmerr.Call("browser_inspect", "see its ancestors and test ids, to scope a locator by hand", llmerr.A("ref", in.Ref))},
-		Note:    "Adding a data-testid to the element is the robust fix."}
+	return "", rejected, nil
 }
 
 // matches counts what selector matches in the page and whether the one

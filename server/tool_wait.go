@@ -143,9 +143,16 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 		}
 		if w.gone {
 			res.addDid("The text %q is gone (after %s).", w.text, since(start))
+			if s.recording() {
+				r.tests.add(false, "", []string{fmt.Sprintf("await expect(page.getByText(%s)).toHaveCount(0);", jsValue(w.text))})
+			}
 			continue
 		}
 		res.addDid("The text %q appeared (after %s).", w.text, since(start))
+		if s.recording() {
+			// What the agent waited for is what the test checks.
+			r.tests.add(false, "", []string{fmt.Sprintf("await expect(page.getByText(%s).first()).toBeVisible();", jsValue(w.text))})
+		}
 		// Say where, with refs, so the agent can act without a snapshot.
 		if snap, err := r.capture(tab.Page); err == nil {
 			if ms, total := snap.Find(snapshot.Query{Text: w.text}, 5); total > 0 {
