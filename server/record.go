@@ -68,6 +68,10 @@ func (l *actionLog) add(navigation bool, url string, lines []string) {
 // a locator), verified to match it alone; computed once per target, before
 // the action changes the page.
 func (a *acting) locatorOf(t *target) string {
+	if !a.srv.recording() {
+		// It costs a few round trips, more on a large page.
+		return ""
+	}
 	if t.code != "" {
 		return t.code
 	}

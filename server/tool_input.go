@@ -264,7 +264,9 @@ func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, e
 			}
 		}
 		a.res.addDid("Clicked %s.", describe(t.rec, in.Element))
-		a.testCode("await %s.click();", a.locatorOf(t))
+		if a.srv.recording() {
+			a.testCode("await %s.click();", a.locatorOf(t))
+		}
 		return nil
 	}))
 }
@@ -408,7 +410,9 @@ func (s *Server) hover(ctx context.Context, c *call, in hoverArgs) (*response, e
 			return err
 		}
 		a.res.addDid("Hovered over %s.", describe(t.rec, in.Element))
-		a.testCode("await %s.hover();", a.locatorOf(t))
+		if a.srv.recording() {
+			a.testCode("await %s.hover();", a.locatorOf(t))
+		}
 		return nil
 	}))
 }

@@ -49,7 +49,7 @@ type unrouteArgs struct {
 
 type conditionsArgs struct {
 	Offline bool   `json:"offline,omitempty" jsonschema:"No network at all"`
-	Preset  string `json:"preset,omitempty" jsonschema:"Speed: slow-3g, fast-3g, fast-4g, or none (default)"`
+	Preset  string `json:"preset,omitempty" jsonschema:"Speed: slow-3g, fast-3g (slow-4g), fast-4g, or none (default)"`
 	roleArg
 }
 
@@ -444,6 +444,8 @@ type netPreset struct {
 var netPresets = map[string]netPreset{
 	"slow-3g": {latency: 2000, download: 500 * 1000 / 8 * 0.8, upload: 500 * 1000 / 8 * 0.8},
 	"fast-3g": {latency: 562.5, download: 1.6 * 1000 * 1000 / 8 * 0.9, upload: 750 * 1000 / 8 * 0.9},
+	// Newer DevTools call Fast 3G's figures Slow 4G.
+	"slow-4g": {latency: 562.5, download: 1.6 * 1000 * 1000 / 8 * 0.9, upload: 750 * 1000 / 8 * 0.9},
 	"fast-4g": {latency: 165, download: 9 * 1000 * 1000 / 8 * 0.9, upload: 1.5 * 1000 * 1000 / 8 * 0.9},
 }
 
@@ -460,7 +462,7 @@ func (s *Server) networkConditions(ctx context.Context, c *call, in conditionsAr
 	}
 	if _, ok := netPresets[preset]; preset != "" && !ok {
 		return nil, &llmerr.Error{Code: llmerr.InvalidParams, Tool: c.tool,
-			Message: fmt.Sprintf("%q is not a network preset.", in.Preset), Cause: "preset is slow-3g, fast-3g, fast-4g or none",
+			Message: fmt.Sprintf("%q is not a network preset.", in.Preset), Cause: "preset is slow-3g, fast-3g, slow-4g, fast-4g or none",
 			Actions: []llmerr.Action{llmerr.Call(c.tool, "a slow mobile network", llmerr.A("preset", "slow-3g"))}}
 	}
 	r, unlock, err := c.lockRole()
