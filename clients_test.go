@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -136,14 +135,7 @@ func TestGeneratedTestRuns(t *testing.T) {
 	}
 	out := t.TempDir()
 	session := func(cs *mcp.ClientSession) {
-		call := func(name string, args map[string]any) string {
-			t.Helper()
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-			if err != nil || res.IsError {
-				t.Fatalf("%s: %v %s", name, err, textOf(res))
-			}
-			return textOf(res)
-		}
+		call := func(name string, args map[string]any) string { t.Helper(); return callOK(t, cs, name, args) }
 		call("browser_navigate", map[string]any{"url": fx.Page("_formcheck.html")})
 		snap := call("browser_snapshot", nil)
 		ref := func(line string) string {
@@ -174,10 +166,7 @@ func TestGeneratedTestRuns(t *testing.T) {
 	// browser_generate_test: the actions since the last navigation.
 	cs := connectBinary(t, "--caps", "testing", "--output-dir", out)
 	session(cs)
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "browser_generate_test", Arguments: map[string]any{"name": "send the address"}})
-	if err != nil || res.IsError {
-		t.Fatalf("generate_test: %v %s", err, textOf(res))
-	}
+	callOK(t, cs, "browser_generate_test", map[string]any{"name": "send the address"})
 	cs.Close()
 
 	// retrace record: the whole session, written when the server stops.

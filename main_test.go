@@ -65,6 +65,16 @@ func textOf(res *mcp.CallToolResult) string {
 	return s
 }
 
+// callOK calls a tool the test needs to succeed and returns its text.
+func callOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("%s: %v %s", name, err, textOf(res))
+	}
+	return textOf(res)
+}
+
 func connectBinary(t *testing.T, args ...string) *mcp.ClientSession {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
@@ -443,14 +453,7 @@ func TestRecordingBinary(t *testing.T) {
 	}
 	out := t.TempDir()
 	cs := connectBinary(t, "--save-trace", "--save-video", "320x240", "--output-dir", out, "--caps", "tracing")
-	call := func(name string, args map[string]any) string {
-		t.Helper()
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %s", name, err, textOf(res))
-		}
-		return textOf(res)
-	}
+	call := func(name string, args map[string]any) string { t.Helper(); return callOK(t, cs, name, args) }
 	call("browser_navigate", map[string]any{"url": fx.Page("_formcheck.html")})
 	// A part of the session as a trace of its own: the session's trace so
 	// far is saved first.

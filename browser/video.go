@@ -25,25 +25,11 @@ func VideoRegistry(driverDir, cacheDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "package", "browsers.json"))
+	revs, err := Revisions(dir)
 	if err != nil {
-		return "", fmt.Errorf("reading the driver's browser list: %w", err)
+		return "", err
 	}
-	var list struct {
-		Browsers []struct {
-			Name     string `json:"name"`
-			Revision string `json:"revision"`
-		} `json:"browsers"`
-	}
-	if err := json.Unmarshal(b, &list); err != nil {
-		return "", fmt.Errorf("reading the driver's browser list: %w", err)
-	}
-	rev := ""
-	for _, br := range list.Browsers {
-		if br.Name == "ffmpeg" {
-			rev = br.Revision
-		}
-	}
+	rev := revs["ffmpeg"]
 	if rev == "" {
 		return "", errors.New("the driver's browser list names no ffmpeg")
 	}
@@ -59,4 +45,28 @@ func VideoRegistry(driverDir, cacheDir string) (string, error) {
 		}
 	}
 	return registry, nil
+}
+
+// Revisions reads the driver's browser list (package/browsers.json of the
+// driver directory dir): the revision of each browser and tool its
+// registry holds, by name (chromium, chromium-headless-shell, ffmpeg).
+func Revisions(dir string) (map[string]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "package", "browsers.json"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the driver's browser list: %w", err)
+	}
+	var list struct {
+		Browsers []struct {
+			Name     string `json:"name"`
+			Revision string `json:"revision"`
+		} `json:"browsers"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("reading the driver's browser list: %w", err)
+	}
+	revs := map[string]string{}
+	for _, br := range list.Browsers {
+		revs[br.Name] = br.Revision
+	}
+	return revs, nil
 }

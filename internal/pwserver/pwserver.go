@@ -11,7 +11,6 @@ package pwserver
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/retrace-dev/retrace/browser"
 )
 
 // Options say what to run.
@@ -154,29 +155,20 @@ func (s *Server) signal(sig syscall.Signal) {
 // full one and the headless shell, at the revisions the driver expects)
 // are links to chromium.
 func linkRegistry(dir, driverDir, chromium string) error {
-	data, err := os.ReadFile(filepath.Join(driverDir, "package", "browsers.json"))
+	revs, err := browser.Revisions(driverDir)
 	if err != nil {
 		return err
-	}
-	var list struct {
-		Browsers []struct {
-			Name     string `json:"name"`
-			Revision string `json:"revision"`
-		} `json:"browsers"`
-	}
-	if err := json.Unmarshal(data, &list); err != nil {
-		return fmt.Errorf("browsers.json: %w", err)
 	}
 	exe := map[string]string{
 		"chromium":                "chrome",
 		"chromium-headless-shell": "headless_shell",
 	}
-	for _, b := range list.Browsers {
-		name, ok := exe[b.Name]
+	for b, name := range exe {
+		rev, ok := revs[b]
 		if !ok {
 			continue
 		}
-		d := filepath.Join(dir, strings.ReplaceAll(b.Name, "-", "_")+"-"+b.Revision, "chrome-linux")
+		d := filepath.Join(dir, strings.ReplaceAll(b, "-", "_")+"-"+rev, "chrome-linux")
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
