@@ -170,6 +170,19 @@ func TestNetworkConditions(t *testing.T) {
 	}
 	mustContain(t, res, "Network conditions: slow-3g")
 
+	// The conditions are the role's: a fresh browser gets them from its
+	// first page on.
+	c.ok("browser_close", nil)
+	mustContain(t, c.ok("browser_navigate", map[string]any{"url": fx.Page("_api.html")}), "Network conditions: slow-3g")
+	load = refOf(t, c.ok("browser_snapshot", nil), `button "Load fares"`)
+	c.ok("browser_click", map[string]any{"ref": load})
+	res = c.ok("browser_wait_for", map[string]any{"text": "fares 200"})
+	if m := regexp.MustCompile(`fares 200 in (\d+) ms`).FindStringSubmatch(res); m == nil {
+		t.Fatalf("no fetch time in:\n%s", res)
+	} else if ms, _ := strconv.Atoi(m[1]); ms < 1900 {
+		t.Errorf("after browser_close, a slow-3g fetch took %d ms", ms)
+	}
+
 	mustContain(t, c.ok("browser_network_conditions", map[string]any{"preset": "none"}), "back to normal")
 	c.ok("browser_click", map[string]any{"ref": load})
 	res = c.ok("browser_wait_for", map[string]any{"text": "fares 200"})

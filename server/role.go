@@ -83,7 +83,7 @@ type role struct {
 	netMu   sync.Mutex
 	stubs   []*stub
 	netCond atomic.Pointer[netConditions]
-	cdpMu   sync.Mutex
+	cdpMu   sync.Mutex // held across throttle: one session a page
 	cdp     map[playwright.Page]playwright.CDPSession
 	// rec is what the context records (tool_trace.go); tests, the actions
 	// as test code (record.go).
@@ -279,6 +279,12 @@ func (r *role) newTab() (*browser.Tab, error) {
 	t := r.wrap(page, true)
 	r.adopt()
 	r.tab = t
+	if c := r.netCond.Load(); c != nil && c.preset != "" {
+		// Slow from its first request on.
+		if err := r.throttle(page); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
 }
 
@@ -311,8 +317,9 @@ func (r *role) wrap(page playwright.Page, now bool) *browser.Tab {
 		go t.Watch()
 	}
 	if c := r.netCond.Load(); !ok && c != nil && c.preset != "" {
-		// A popup is wrapped on the dispatch goroutine, where no
-		// Playwright call may wait.
+		// A page the context opens is wrapped on the dispatch goroutine,
+		// where no Playwright call may wait (ensureTab throttles its own
+		// page before it loads anything).
 		go func() { _ = r.throttle(page) }()
 	}
 	return t

@@ -495,7 +495,8 @@ func (s *Server) networkConditions(ctx context.Context, c *call, in conditionsAr
 
 // throttle applies the role's network speed to page through a DevTools
 // session kept for the page's life (the emulation ends with the session).
-// It makes Playwright calls: never from an event handler.
+// It makes Playwright calls: never from an event handler, and never with
+// cdpMu held where an event handler could wait for it.
 func (r *role) throttle(page playwright.Page) error {
 	cond := r.netCond.Load()
 	preset := ""
@@ -503,23 +504,20 @@ func (r *role) throttle(page playwright.Page) error {
 		preset = cond.preset
 	}
 	r.cdpMu.Lock()
+	defer r.cdpMu.Unlock()
 	cdp := r.cdp[page]
-	r.cdpMu.Unlock()
 	if cdp == nil {
 		if preset == "" {
 			return nil
 		}
-		bctx := page.Context()
 		var err error
-		if cdp, err = bctx.NewCDPSession(page); err != nil {
+		if cdp, err = page.Context().NewCDPSession(page); err != nil {
 			return err
 		}
-		r.cdpMu.Lock()
 		if r.cdp == nil {
 			r.cdp = map[playwright.Page]playwright.CDPSession{}
 		}
 		r.cdp[page] = cdp
-		r.cdpMu.Unlock()
 	}
 	p := netPresets[preset]
 	params := map[string]any{"offline": cond != nil && cond.offline, "latency": p.latency, "downloadThroughput": p.download, "uploadThroughput": p.upload}
