@@ -196,3 +196,18 @@ func TestNetworkConditions(t *testing.T) {
 	}
 	c.fail("browser_network_conditions", map[string]any{"preset": "dial-up"}, llmerr.InvalidParams)
 }
+
+// TestRouteKeepsTheOriginPolicy: a stub does not answer for an origin the
+// policy refuses.
+func TestRouteKeepsTheOriginPolicy(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{Caps: []string{"network"}, Origins: OriginPolicy{Blocked: []string{"localhost"}}})
+	// The stub lets any page read it, so only the policy can refuse it.
+	c.ok("browser_route", map[string]any{"pattern": "**/secret*", "body": "stubbed", "headers": map[string]any{"access-control-allow-origin": "*"}})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_api.html")})
+	port := fx.URL[strings.LastIndex(fx.URL, ":")+1:]
+	res := c.ok("browser_evaluate", map[string]any{"function": `async () => { try { return await (await fetch('http://localhost:` + port + `/secret')).text(); } catch (e) { return 'refused'; } }`})
+	mustContain(t, res, "refused")
+	// The same stub answers for an allowed origin.
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"function": `async () => (await fetch('/secret')).text()`}), "stubbed")
+}

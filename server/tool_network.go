@@ -344,10 +344,13 @@ func (s *Server) route(ctx context.Context, c *call, in routeArgs) (*response, e
 
 // installStub routes the requests of st's pattern in bctx to st.
 func (r *role) installStub(bctx playwright.BrowserContext, st *stub) error {
+	policy := r.srv.cfg.Origins
 	return bctx.Route(st.url, func(rt playwright.Route) {
 		req := rt.Request()
 		a := st.args
-		if a.Method != "" && req.Method() != a.Method {
+		if (a.Method != "" && req.Method() != a.Method) || policy.check(req.URL()) != "" {
+			// A stub answers no request the origin policy refuses: the
+			// policy's route fails it, as without the stub.
 			_ = rt.Fallback()
 			return
 		}
