@@ -95,16 +95,12 @@ func (a *acting) testCode(format string, args ...any) {
 	}
 }
 
-// jsValue is a Go string as a JavaScript string literal in a test.
-func jsValue(s string) string { return jsString(s) }
-
 func (s *Server) generateTest(ctx context.Context, c *call, in generateTestArgs) (*response, error) {
 	r, unlock, err := c.lockRole()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	c.role = r
 	log := &r.tests
 	log.mu.Lock()
 	defer log.mu.Unlock()
@@ -158,7 +154,7 @@ func testFile(tests []namedTest) string {
 		if t.comment != "" {
 			b.WriteString("// " + t.comment + "\n")
 		}
-		fmt.Fprintf(&b, "test(%s, async ({ page }) => {\n", jsValue(t.name))
+		fmt.Fprintf(&b, "test(%s, async ({ page }) => {\n", jsString(t.name))
 		for _, l := range t.lines {
 			b.WriteString("  " + l + "\n")
 		}

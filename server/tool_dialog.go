@@ -39,7 +39,7 @@ func (s *Server) handleDialog(ctx context.Context, c *call, in dialogArgs) (*res
 		if in.Accept {
 			answer = "dialog.accept()"
 			if in.PromptText != nil {
-				answer = fmt.Sprintf("dialog.accept(%s)", jsValue(*in.PromptText))
+				answer = fmt.Sprintf("dialog.accept(%s)", jsString(*in.PromptText))
 			}
 		}
 		r.tests.add(false, "", []string{fmt.Sprintf("page.once('dialog', (dialog) => %s);", answer)})

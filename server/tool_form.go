@@ -81,7 +81,7 @@ func (s *Server) selectOption(ctx context.Context, c *call, in selectArgs) (*res
 		if a.srv.recording() {
 			vs := make([]string, len(chosen))
 			for i, v := range chosen {
-				vs[i] = jsValue(v)
+				vs[i] = jsString(v)
 			}
 			a.testCode("await %s.selectOption([%s]);", a.locatorOf(t), strings.Join(vs, ", "))
 		}
@@ -247,8 +247,8 @@ func (s *Server) fillField(c *call, a *acting, t *target, f formField, withValue
 			return "", err
 		}
 		if a.srv.recording() {
-			a.testCode("await %s.fill(%s);", a.locatorOf(t), jsValue(f.Value))
-			a.testCode("await expect(%s).toHaveValue(%s);", a.locatorOf(t), jsValue(f.Value))
+			a.testCode("await %s.fill(%s);", a.locatorOf(t), jsString(f.Value))
+			a.testCode("await expect(%s).toHaveValue(%s);", a.locatorOf(t), jsString(f.Value))
 		}
 		return fmt.Sprintf("%s: typed %d characters", describe(t.rec, ""), utf8.RuneCountInString(f.Value)), nil
 	case "checkbox", "radio":
@@ -288,7 +288,7 @@ func (s *Server) fillField(c *call, a *acting, t *target, f formField, withValue
 			return "", err
 		}
 		if a.srv.recording() && len(chosen) > 0 {
-			a.testCode("await %s.selectOption(%s);", a.locatorOf(t), jsValue(chosen[0]))
+			a.testCode("await %s.selectOption(%s);", a.locatorOf(t), jsString(chosen[0]))
 		}
 		return fmt.Sprintf("%s: selected %s", describe(t.rec, ""), quoteAll(labelsOf(chosen, opts))), nil
 	}

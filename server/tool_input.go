@@ -221,12 +221,12 @@ func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, e
 			if a.srv.recording() {
 				var opts []string
 				if in.Button != "" && strings.ToLower(in.Button) != "left" {
-					opts = append(opts, "button: "+jsValue(strings.ToLower(in.Button)))
+					opts = append(opts, "button: "+jsString(strings.ToLower(in.Button)))
 				}
 				if len(mods) > 0 {
 					ms := make([]string, len(mods))
 					for i, m := range mods {
-						ms[i] = jsValue(string(m))
+						ms[i] = jsString(string(m))
 					}
 					opts = append(opts, "modifiers: ["+strings.Join(ms, ", ")+"]")
 				}
@@ -384,11 +384,11 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*response,
 			loc := a.locatorOf(t)
 			if in.Slowly {
 				a.testCode("await %s.fill('');", loc)
-				a.testCode("await %s.pressSequentially(%s);", loc, jsValue(in.Text))
+				a.testCode("await %s.pressSequentially(%s);", loc, jsString(in.Text))
 			} else {
-				a.testCode("await %s.fill(%s);", loc, jsValue(in.Text))
+				a.testCode("await %s.fill(%s);", loc, jsString(in.Text))
 			}
-			a.testCode("await expect(%s).toHaveValue(%s);", loc, jsValue(in.Text))
+			a.testCode("await expect(%s).toHaveValue(%s);", loc, jsString(in.Text))
 			if in.Submit {
 				a.testCode("await %s.press('Enter');", loc)
 			}
@@ -429,7 +429,7 @@ func (s *Server) pressKey(ctx context.Context, c *call, in pressArgs) (*response
 		if err := a.pressScrolling(key); err != nil {
 			return err
 		}
-		a.testCode("await page.keyboard.press(%s);", jsValue(key))
+		a.testCode("await page.keyboard.press(%s);", jsString(key))
 		return nil
 	}})
 }

@@ -60,7 +60,7 @@ func (c *call) navigateOp(target string) op {
 			if err := a.load(target, "Navigated to"); err != nil {
 				return err
 			}
-			a.testCode("await page.goto(%s);", jsValue(target))
+			a.testCode("await page.goto(%s);", jsString(target))
 			return nil
 		},
 	}

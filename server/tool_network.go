@@ -338,7 +338,6 @@ func (s *Server) route(ctx context.Context, c *call, in routeArgs) (*response, e
 	}
 	res := textResponse(fmt.Sprintf("%s %s. It applies to every tab of this role, now and after browser_close, until browser_unroute(pattern=%q).",
 		verb, strings.TrimSuffix(st.describe(), " (0 answered)"), in.Pattern))
-	c.role = r
 	return res, nil
 }
 
@@ -407,7 +406,6 @@ func (s *Server) unroute(ctx context.Context, c *call, in unrouteArgs) (*respons
 		return nil, err
 	}
 	defer unlock()
-	c.role = r
 	if in.Pattern == "" {
 		n := len(r.stubs)
 		for len(r.stubs) > 0 {
@@ -473,7 +471,6 @@ func (s *Server) networkConditions(ctx context.Context, c *call, in conditionsAr
 		return nil, err
 	}
 	defer unlock()
-	c.role = r
 	r.netCond.Store(&netConditions{offline: in.Offline, preset: preset})
 	if r.bctx != nil {
 		if err := r.bctx.SetOffline(in.Offline); err != nil {

@@ -144,14 +144,14 @@ func (s *Server) waitFor(ctx context.Context, c *call, in waitArgs) (res *respon
 		if w.gone {
 			res.addDid("The text %q is gone (after %s).", w.text, since(start))
 			if s.recording() {
-				r.tests.add(false, "", []string{fmt.Sprintf("await expect(page.getByText(%s)).toHaveCount(0);", jsValue(w.text))})
+				r.tests.add(false, "", []string{fmt.Sprintf("await expect(page.getByText(%s)).toHaveCount(0);", jsString(w.text))})
 			}
 			continue
 		}
 		res.addDid("The text %q appeared (after %s).", w.text, since(start))
 		if s.recording() {
 			// What the agent waited for is what the test checks.
-			r.tests.add(false, "", []string{fmt.Sprintf("await expect(page.getByText(%s).first()).toBeVisible();", jsValue(w.text))})
+			r.tests.add(false, "", []string{fmt.Sprintf("await expect(page.getByText(%s).first()).toBeVisible();", jsString(w.text))})
 		}
 		// Say where, with refs, so the agent can act without a snapshot.
 		if snap, err := r.capture(tab.Page); err == nil {
