@@ -6,8 +6,8 @@ func TestFindTarget(t *testing.T) {
 	report := `Clicked button "Next page" [ref=e20].
 Changes since the last snapshot (refs not listed here are unchanged and still valid):
 <page-content>
-- changed: button "Previous page" [ref=e19] (was: button "Previous page" [disabled] [ref=e19])
-- changed: textbox "Postcode" [invalid] [ref=e7]: "12AB" (was: textbox "Postcode" [ref=e7]: "12AB")
+- changed: button "Previous page" [ref=e19] (was: [disabled])
+- changed: textbox "Postcode" [invalid] [ref=e7]: "12AB" (was: not [invalid])
 - added in list:
   - listitem:
     - text: Linen floor lamp 50
@@ -17,7 +17,7 @@ Changes since the last snapshot (refs not listed here are unchanged and still va
   - listitem:
     - button "Add Brass desk lamp 9 to cart" [ref=e30]
   - button "Next page" [ref=e20]
-- changed: checkbox "Terms" [checked] [ref=e8] (was: checkbox "Terms" [ref=e8])
+- changed: checkbox "Terms" [checked] [ref=e8] (was: not [checked])
 </page-content>`
 	peer := "### Snapshot\n```yaml\n- main [ref=e2]:\n  - combobox \"Country\" [ref=e9]:\n    - option \"France\"\n  - link \"Order 1042\" [ref=e14] [cursor=pointer]:\n    - /url: \"#order-1042\"\n  - iframe [ref=e15]:\n    - button \"Pay\" [ref=f1e3]\n```"
 	row := `  - row: link "Item 1" [ref=e1] | Description of item 1 | button "Edit" [ref=e3]`

@@ -40,7 +40,7 @@ func TestChangeReports(t *testing.T) {
 	mustContain(t, out, "- removed from main:\n  - paragraph:", `link "free shipping" [ref=`)
 
 	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `checkbox "Gift wrap"`)})
-	mustContain(t, out, `- changed: checkbox "Gift wrap" [checked]`, `(was: checkbox "Gift wrap" [ref=`)
+	mustContain(t, out, `- changed: checkbox "Gift wrap" [checked] [ref=`, `] (was: not [checked])`)
 
 	// What was typed is not told back; the page shows it.
 	note := ref(snap, `textbox "Note"`)
@@ -50,14 +50,14 @@ func TestChangeReports(t *testing.T) {
 
 	// A route change within the document is a change, not a navigation.
 	out = c.ok("browser_click", map[string]any{"ref": ref(snap, `button "Show items"`)})
-	mustContain(t, out, "?view=items", `- changed: paragraph: Items view (was: paragraph: Summary view)`)
+	mustContain(t, out, "?view=items", `- changed: paragraph: Items view (was: Summary view)`)
 
 	// In a same-origin and a cross-origin frame: a change, an element that
 	// appears (its ref acts on it), and one that goes.
 	for _, label := range []string{"Same", "Cross"} {
 		button := ref(snap, `button "`+label+` button"`)
 		out = c.ok("browser_click", map[string]any{"ref": button})
-		mustContain(t, out, "- changed: paragraph: "+label+" clicked 1 (was: paragraph: Not clicked)")
+		mustContain(t, out, "- changed: paragraph: "+label+" clicked 1 (was: Not clicked)")
 		out = c.ok("browser_evaluate", map[string]any{"ref": button, "function": `el => {
 			const b = el.ownerDocument.createElement('button');
 			b.textContent = 'Extra';
@@ -77,7 +77,7 @@ func TestChangeReports(t *testing.T) {
 	mustContain(t, out, noChange)
 	time.Sleep(600 * time.Millisecond)
 	out = c.ok("browser_snapshot", map[string]any{"changes": true})
-	mustContain(t, out, `- changed: heading "Order 43" [level=1] (was: heading "Order 42" [level=1])`)
+	mustContain(t, out, `- changed: heading "Order 43" [level=1] (was: named "Order 42")`)
 
 	// A navigation reports where the tab went, not a diff; old refs are
 	// stale, and the new page, being small, comes whole and is the

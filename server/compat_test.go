@@ -74,7 +74,7 @@ func TestClickOptionsAndSlowTyping(t *testing.T) {
 		t.Fatalf("a value put in at once fired key events:\n%s", out)
 	}
 	out = c.ok("browser_type", map[string]any{"ref": search, "text": "lamp", "slowly": true})
-	if !regexp.MustCompile(`paragraph: [4-9] keys \(was: paragraph: 0 keys\)`).MatchString(out) {
+	if !regexp.MustCompile(`paragraph: [4-9] keys \(was: 0 keys\)`).MatchString(out) {
 		t.Errorf("typed slowly, the page saw no key for each character:\n%s", out)
 	}
 	mustContain(t, c.ok("browser_snapshot", nil), `textbox "Search" [ref=`+search+`]: "lamp"`)

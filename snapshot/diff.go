@@ -42,7 +42,8 @@ type Added struct {
 	Lines []string
 }
 
-// Changed is one element's line, now and before.
+// Changed is one element's line, now and before. Render tells Was by what
+// differs from Now (wasDelta).
 type Changed struct {
 	Now, Was string
 }
@@ -449,7 +450,7 @@ func (c *Changes) Render(budget int, fence bool) string {
 	}
 	var body []string
 	for _, ch := range c.Changed {
-		body = append(body, fmt.Sprintf("- changed: %s (was: %s)", ch.Now, ch.Was))
+		body = append(body, fmt.Sprintf("- changed: %s (was: %s)", ch.Now, wasDelta(ch.Now, ch.Was)))
 	}
 	for _, rn := range c.Renewed {
 		body = append(body, fmt.Sprintf("- redrawn: %s (was %s)", rn.Now, rn.WasRef))
@@ -508,7 +509,7 @@ func (c *Changes) Render(budget int, fence bool) string {
 func (c *Changes) Size() int {
 	n := 0
 	for _, ch := range c.Changed {
-		n += len(ch.Now) + len(ch.Was) + 20
+		n += len(ch.Now) + len(wasDelta(ch.Now, ch.Was)) + 20
 	}
 	for _, rn := range c.Renewed {
 		n += len(rn.Now) + 20

@@ -47,16 +47,16 @@ func TestDiff(t *testing.T) {
 		{"a checkbox is checked", func(n []*Node) []*Node {
 			n[0].Children[2].Checked = true
 			return n
-		}, []string{`- changed: checkbox "Agree" [checked] [ref=e2] (was: checkbox "Agree" [ref=e2])`}, []string{"added", "removed"}},
+		}, []string{`- changed: checkbox "Agree" [checked] [ref=e2] (was: not [checked])`}, []string{"added", "removed"}},
 		{"a text changes", func(n []*Node) []*Node {
 			n[0].Children[3].Children[0].Text = "Saved 3 items"
 			return n
-		}, []string{`- changed: list: Saved 3 items (was: list: Saved 2 items)`}, nil},
+		}, []string{`- changed: list: Saved 3 items (was: Saved 2 items)`}, nil},
 		{"a section expands", func(n []*Node) []*Node {
 			n[0].Children[1].Expanded = &yes
 			n[0].Children = append(n[0].Children, btn("More", "e12"))
 			return n
-		}, []string{`[expanded] [ref=e1] (was: button "Open" [ref=e1])`, `  - button "More" [ref=e12]`}, []string{"removed"}},
+		}, []string{`- changed: button "Open" [expanded] [ref=e1] (was: not [expanded])`, `  - button "More" [ref=e12]`}, []string{"removed"}},
 		{"a button is drawn again as it was", func(n []*Node) []*Node {
 			n[0].Children[1] = btn("Open", "e20")
 			return n
