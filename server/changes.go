@@ -56,7 +56,7 @@ func (a *acting) reportChanges(navigated bool) {
 		// Only the values of fields changed (the usual result of typing):
 		// they alone are read again, not the whole page.
 		if now, err := r.eng.PatchFields(page, r.reg, fields); err == nil {
-			res.changes, whole = diffReport(old, now, a.srv.cfg.SnapshotBudget, a.set)
+			res.changes, whole = diffReport(old, now, a.srv.cfg.SnapshotBudget, a.set, "")
 			if whole != nil {
 				res.snapshot = whole.Render(a.srv.inlineView(a.c))
 			}
@@ -85,26 +85,60 @@ const wholeInline = 8000
 // since the old one within budget characters, or says why it cannot. When
 // the changes would take most of the page to read and the page is
 // small, it returns the new capture too, for the result to give whole.
+//
+// When a modal dialog that the old baseline showed alone has closed, the
+// changes are counted from the agent's last read of the page behind it
+// (Engine.Behind), whose refs still hold: the agent reads what the dialog
+// did to the page, not the page again.
 func (r *role) changesSince(page playwright.Page, budget int, set map[string]string) (string, *snapshot.Snapshot) {
-	old := r.eng.Baseline(page)
+	old, behind := r.eng.Baseline(page), r.eng.Behind(page)
 	now, err := r.baseline(page)
 	switch {
 	case err != nil:
 		return "(No change report: " + llmerr.FirstLine(err.Error()) + " browser_snapshot() reads the page.)", nil
 	case old == nil || now.Doc != old.Doc:
 		return hintStaleRefs, nil
+	case old.Modal && !now.Modal && behind != nil && behind.Doc == now.Doc:
+		closed := "The modal dialog closed"
+		if d := modalOf(old.Tree); d != nil && d.Name != "" {
+			closed = fmt.Sprintf("The %s %q closed", d.Role, d.Name)
+		}
+		report, whole := diffReport(behind, now, budget, set, closed+". Changes since the page behind it was last read")
+		if report == onlySet || report == noChange {
+			report = closed + "; nothing else changed since the page behind it was last read (its refs are unchanged and still valid)."
+		} else if whole != nil {
+			report = closed + ". " + report
+		}
+		return report, whole
 	}
-	return diffReport(old, now, budget, set)
+	return diffReport(old, now, budget, set, "")
+}
+
+// modalOf returns the first dialog or alertdialog of a tree, depth first.
+func modalOf(nodes []*snapshot.Node) *snapshot.Node {
+	for _, n := range nodes {
+		if n.Role == "dialog" || n.Role == "alertdialog" {
+			return n
+		}
+		if d := modalOf(n.Children); d != nil {
+			return d
+		}
+	}
+	return nil
 }
 
 // diffReport renders the changes from old to now for a result, or, when
 // they would take longer to read than the page, says so and returns now
 // for the result to give whole if it is small. A field of set that shows
-// just what the action put there is not reported again.
-func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string) (string, *snapshot.Snapshot) {
+// just what the action put there is not reported again. since, when set,
+// says what the changes are counted from.
+func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string, since string) (string, *snapshot.Snapshot) {
 	ch := snapshot.Diff(old, now)
 	if ch.DropSet(set) > 0 && ch.Empty() {
 		return onlySet, nil
+	}
+	if since != "" && ch.Empty() {
+		return noChange, nil
 	}
 	// Changes that take most of the page to read are clearer as the page
 	// itself, for about the same cost.
@@ -114,6 +148,7 @@ func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string) 
 		}
 		return fmt.Sprintf("The page changed nearly as much as reading it whole would take (%s of its tree): browser_snapshot() reads it.", lines(ch.Lines)), nil
 	}
+	ch.Since = since
 	return ch.Render(budget, true), nil
 }
 

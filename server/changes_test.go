@@ -216,3 +216,39 @@ func TestChangeReportRenewedRefs(t *testing.T) {
 	out = c.ok("browser_click", map[string]any{"ref": fresh})
 	mustContain(t, out, `- changed: button "Removing" [ref=`+fresh+`]`)
 }
+
+// When a modal dialog closes, the report counts the changes from the
+// agent's last read of the page behind it, whose refs still hold, instead
+// of giving the whole page as new.
+func TestModalCloseReportsThePageBehind(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_modal.html")})
+	snap := c.ok("browser_snapshot", nil)
+	count := refOf(t, snap, `button "Count"`)
+
+	// Opened, the dialog takes over the page: the page is its contents.
+	out := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Add person"`)})
+	mustContain(t, out, `dialog "Add a person"`, `button "Save" [ref=`)
+	if strings.Contains(out, `heading "Team"`) {
+		t.Fatalf("the page behind the modal dialog was read:\n%s", out)
+	}
+	c.ok("browser_type", map[string]any{"ref": refOf(t, out, `textbox "Name"`), "text": "Linus"})
+
+	// Closed by Save, which also adds a person behind it: that is the change.
+	out = c.ok("browser_click", map[string]any{"ref": refOf(t, out, `button "Save"`)})
+	mustContain(t, out, `The dialog "Add a person" closed. Changes since the page behind it was last read (refs not listed here are unchanged and still valid):`,
+		`- added in list:`, `- listitem: Linus`)
+	if strings.Contains(out, `heading "Team"`) || strings.Contains(out, `button "Count"`) || strings.Contains(out, "here it is whole") {
+		t.Errorf("the report gave what did not change behind the dialog:\n%s", out)
+	}
+	// A ref from the read before the dialog acts on its element.
+	mustContain(t, c.ok("browser_click", map[string]any{"ref": count}), `button "Counted 3" [ref=`+count+`]`)
+
+	// Closed with nothing changed behind it: said in one line.
+	snap = c.ok("browser_snapshot", nil)
+	out = c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `button "Peek"`)})
+	out = c.ok("browser_click", map[string]any{"ref": refOf(t, out, `button "Cancel"`)})
+	mustContain(t, out, `The dialog "Add a person" closed; nothing else changed since the page behind it was last read (its refs are unchanged and still valid).`)
+	mustContain(t, c.ok("browser_click", map[string]any{"ref": count}), `Clicked button "Counted 3" [ref=`+count+`]`, noChange)
+}

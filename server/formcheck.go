@@ -280,19 +280,39 @@ func (a *acting) noteResubmit(navigated bool) {
 // noteSubmit names, in the result of browser_fill_form, the control that
 // submits the form it filled (the form's default button), unless the page
 // left, a refused form's note already names it, or the result shows it:
-// the agent's next step, without reading the page for the button.
+// the agent's next step, without reading the page for the button. A form
+// with no submit control (a dialog's form whose buttons script answers)
+// gets its buttons named instead, none of them called a submit.
 func (a *acting) noteSubmit(navigated bool) {
 	if a.filled == nil || navigated || a.tab.Closed() || a.role.refused != nil {
 		return
 	}
-	c, err := a.role.eng.Submitter(*a.filled)
-	if err != nil || c == nil {
+	c, buttons, err := a.role.eng.Submitter(*a.filled)
+	if err != nil {
 		return
 	}
-	line := fmt.Sprintf("%s %q [ref=%s]", c.Role, c.Name, c.Ref)
-	mark := "[ref=" + c.Ref + "]"
-	if strings.Contains(a.res.changes, mark) || strings.Contains(a.res.snapshot, mark) || slices.ContainsFunc(a.res.notes, func(n string) bool { return strings.Contains(n, mark) }) {
+	shown := func(ref string) bool {
+		mark := "[ref=" + ref + "]"
+		return strings.Contains(a.res.changes, mark) || strings.Contains(a.res.snapshot, mark) ||
+			slices.ContainsFunc(a.res.notes, func(n string) bool { return strings.Contains(n, mark) })
+	}
+	if c != nil {
+		if !shown(c.Ref) {
+			line := fmt.Sprintf("%s %q [ref=%s]", c.Role, c.Name, c.Ref)
+			a.res.notes = append(a.res.notes, fmt.Sprintf("%s submits the form (%s).", llmerr.Call("browser_click", "", llmerr.A("ref", c.Ref)).Call(), line))
+		}
 		return
 	}
-	a.res.notes = append(a.res.notes, fmt.Sprintf("%s submits the form (%s).", llmerr.Call("browser_click", "", llmerr.A("ref", c.Ref)).Call(), line))
+	// No submit control: the form's own buttons, which its script answers,
+	// are what an agent looks for next. Named, not called submits.
+	var named []string
+	for _, b := range buttons {
+		if shown(b.Ref) {
+			return // the result shows the form's buttons already
+		}
+		named = append(named, fmt.Sprintf("%s %q [ref=%s]", b.Role, b.Name, b.Ref))
+	}
+	if len(named) > 0 {
+		a.res.notes = append(a.res.notes, "The form has no submit button; its buttons: "+strings.Join(named, ", ")+".")
+	}
 }

@@ -136,9 +136,18 @@ func TestFillFormNamesTheSubmit(t *testing.T) {
 	search := refOf(t, snap, `button "Search"`)
 	res = c.ok("browser_fill_form", map[string]any{"fields": []map[string]any{{"ref": refOf(t, snap, `textbox "Query"`), "value": "shoes"}}})
 	mustContain(t, res, `browser_click(ref="`+search+`") submits the form (button "Search" [ref=`+search+`]).`)
+	// A form with no submit control names its buttons, shown and enabled
+	// ones, without calling any of them a submit; the one named acts.
+	res = c.ok("browser_fill_form", map[string]any{"fields": []map[string]any{{"ref": refOf(t, snap, `textbox "Invitee"`), "value": "linus"}}})
+	send, discard := refOf(t, snap, `button "Send invite"`), refOf(t, snap, `button "Discard"`)
+	mustContain(t, res, `The form has no submit button; its buttons: button "Send invite" [ref=`+send+`], button "Discard" [ref=`+discard+`].`)
+	if regexp.MustCompile(`Preview|Advanced|submits the form`).MatchString(res) {
+		t.Errorf("a disabled or hidden button was named, or a button called a submit:\n%s", res)
+	}
+	mustContain(t, c.ok("browser_click", map[string]any{"ref": send}), "Sent")
 	// A field in no form has nothing to name.
 	res = c.ok("browser_fill_form", map[string]any{"fields": []map[string]any{{"ref": refOf(t, snap, `textbox "Notes"`), "value": "call back"}}})
-	if regexp.MustCompile(`submits the form`).MatchString(res) {
+	if regexp.MustCompile(`submits the form|its buttons`).MatchString(res) {
 		t.Errorf("a field in no form named a submit:\n%s", res)
 	}
 	// A disabled default button is not named; once the page enables it,

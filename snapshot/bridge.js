@@ -1483,6 +1483,7 @@
     const tree = [];
     beginPass();
     textEnd = new MapC();
+    let modal = false; // the walk read an open modal dialog alone
     try {
       if (rootRef !== undefined && rootRef !== null && rootRef !== '') {
         const st = status(rootRef);
@@ -1496,6 +1497,7 @@
         if (top) {
           const st = styleInfo(top);
           if ((st & ST_HIDDEN) === 0) {
+            modal = !!modalEl;
             let pf = modalEl ? 0 : P_MODAL_OK;
             if ((st & ST_INVISIBLE) === 0) pf |= P_VISIBLE;
             if (isPointer(top)) pf |= P_POINTER;
@@ -1512,7 +1514,10 @@
       textEnd = null;
       deadline = abortAt = 0; // info() and cover() name elements with no limit
     }
-    return cut ? { nextRef: nextRef, tree: tree, cut: true } : { nextRef: nextRef, tree: tree };
+    const r = { nextRef: nextRef, tree: tree };
+    if (cut) r.cut = true;
+    if (modal) r.modal = true;
+    return r;
   }
 
   // ---- JSON -------------------------------------------------------------------
@@ -1546,7 +1551,7 @@
     if (nativeJSONSafe()) return jsonQuote(r);
     return '{"nextRef":' + r.nextRef + ',"tree":' + nodesJSON(r.tree) +
       (r.error ? ',"error":' + jsonQuote(r.error) : '') + (r.cut ? ',"cut":true' : '') +
-      (r.aborted ? ',"aborted":true' : '') + '}';
+      (r.aborted ? ',"aborted":true' : '') + (r.modal ? ',"modal":true' : '') + '}';
   }
 
   function info(ref) {
@@ -1725,11 +1730,21 @@
     if (!form && closestOf) form = closestOf(el, 'form');
     if (!form) return null;
     const all = elQueryAll(form, 'button, input[type=submit], input[type=image]');
+    const others = []; // a form without a submit control: its plain buttons
     for (let i = 0; i < nlLength(all); i++) {
       const b = nlItem(all, i);
       if (localName(b) === 'button') {
         const type = strLower(getAttr(b, 'type') || '');
-        if (type === 'button' || type === 'reset' || type === 'menu' || formOfButton(b) !== form) continue;
+        if (formOfButton(b) !== form) continue;
+        if (type === 'button') {
+          const r = wmGet(refOf, b);
+          if (r && others.length < 3 && !matches(b, ':disabled') && shown(b)) {
+            const d = describeEl(b);
+            others.push({ ref: r, role: d.role, name: d.name });
+          }
+          continue;
+        }
+        if (type === 'reset' || type === 'menu') continue;
       } else if (formOfInput(b) !== form) continue;
       // The first submit button is the default one, whatever its state.
       const r = wmGet(refOf, b);
@@ -1737,7 +1752,7 @@
       const d = describeEl(b);
       return { ref: r, role: d.role, name: d.name };
     }
-    return null;
+    return others.length ? { buttons: others } : null;
   }
 
   // The page's timings as the browser measured them: its navigation entry,

@@ -32,6 +32,9 @@ type Changes struct {
 	// Full is the length of the new snapshot's tree, for the caller to
 	// compare with the change's.
 	Full int
+	// Since, when set, replaces Render's "Changes since the last
+	// snapshot" with what the changes are counted from.
+	Since string
 }
 
 // Added is a run of lines that appeared (or disappeared) together.
@@ -480,7 +483,11 @@ func (c *Changes) Render(budget int, fence bool) string {
 			body = append(body, "  "+l)
 		}
 	}
-	b.WriteString("Changes since the last snapshot (refs not listed here are unchanged and still valid):\n")
+	since := "Changes since the last snapshot"
+	if c.Since != "" {
+		since = c.Since
+	}
+	b.WriteString(since + " (refs not listed here are unchanged and still valid):\n")
 	if fence {
 		b.WriteString(FenceOpen + "\n")
 	}

@@ -82,11 +82,16 @@ type Engine struct {
 	watched  map[playwright.Page][]refs.DocID
 	// baselines are the last baseline captures, per page.
 	baselines map[playwright.Page]*Snapshot
+	// behind keeps, while a page's baseline shows an open modal dialog
+	// alone, the last baseline of the page behind it (Behind).
+	behind map[playwright.Page]*Snapshot
 
 	// key names the document property where InitScript leaves the bridge.
 	key string
-	// mainDoc is the main frame's document of the capture under way.
-	mainDoc refs.DocID
+	// mainDoc is the main frame's document of the capture under way, and
+	// mainModal whether its walk read an open modal dialog alone.
+	mainDoc   refs.DocID
+	mainModal bool
 
 	mu      sync.Mutex
 	nextDoc refs.DocID
@@ -111,6 +116,7 @@ func NewEngine() *Engine {
 		docs:      map[refs.DocID]*doc{},
 		watched:   map[playwright.Page][]refs.DocID{},
 		baselines: map[playwright.Page]*Snapshot{},
+		behind:    map[playwright.Page]*Snapshot{},
 		current:   map[playwright.Frame]*doc{},
 		poisoned:  map[playwright.Frame]int{}}
 }
@@ -131,6 +137,9 @@ type Snapshot struct {
 	// Doc is the main frame's document: two snapshots with the same Doc
 	// show one document, whose refs carry over.
 	Doc refs.DocID
+	// Modal is set when the main document had an open modal dialog, and
+	// the tree shows only it: the rest of the page is inert behind it.
+	Modal bool
 }
 
 // ErrPageBusy means the page did not answer the bridge in time (its main
@@ -151,10 +160,12 @@ func (e *Engine) CaptureBaseline(page playwright.Page, reg *refs.Registry) (*Sna
 	snap, err := e.capture(page, reg, page.MainFrame(), true, "")
 	e.mu.Lock()
 	if err == nil {
-		e.watched[page], e.baselines[page] = e.watching, snap
+		e.watched[page] = e.watching
+		e.setBaseline(page, snap)
 	} else {
 		delete(e.watched, page)
 		delete(e.baselines, page)
+		delete(e.behind, page)
 	}
 	e.mu.Unlock()
 	return snap, err
@@ -167,6 +178,35 @@ func (e *Engine) Baseline(page playwright.Page) *Snapshot {
 	return e.baselines[page]
 }
 
+// setBaseline makes snap page's baseline. When it shows a modal dialog
+// that the previous one did not, on the same document, the previous one is
+// kept as what the agent last read of the page behind the dialog; a
+// baseline without a modal dialog, or of another document, drops it.
+// Call with mu held.
+func (e *Engine) setBaseline(page playwright.Page, snap *Snapshot) {
+	old := e.baselines[page]
+	switch {
+	case !snap.Modal || old == nil || old.Doc != snap.Doc:
+		delete(e.behind, page)
+	case !old.Modal:
+		e.behind[page] = old
+	}
+	e.baselines[page] = snap
+}
+
+// Behind returns, while page's baseline shows an open modal dialog alone,
+// the baseline the agent read of the page before the dialog opened, on
+// the same document; nil otherwise. When the dialog closes, the page's
+// changes are those since then: the refs of that read still hold.
+func (e *Engine) Behind(page playwright.Page) *Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b := e.baselines[page]; b == nil || !b.Modal {
+		return nil
+	}
+	return e.behind[page]
+}
+
 // DropBaseline forgets page's baseline: what the agent read of it no
 // longer holds (its document changed).
 func (e *Engine) DropBaseline(page playwright.Page) {
@@ -174,6 +214,7 @@ func (e *Engine) DropBaseline(page playwright.Page) {
 	defer e.mu.Unlock()
 	delete(e.watched, page)
 	delete(e.baselines, page)
+	delete(e.behind, page)
 }
 
 // Changed reports whether page may differ from its last baseline capture:
@@ -368,7 +409,7 @@ func (e *Engine) capture(page playwright.Page, reg *refs.Registry, frame playwri
 	snap.Tree = tree
 	snap.Refs = recs
 	if main && root == "" {
-		snap.Doc = e.mainDoc
+		snap.Doc, snap.Modal = e.mainDoc, e.mainModal
 	}
 	snap.Cut = cut
 	snap.URL = frame.URL()
@@ -441,6 +482,7 @@ func (e *Engine) captureFrame(frame playwright.Frame, next, depth int, main bool
 	}
 	if main && depth == 0 {
 		e.mainDoc = d.id // frame entries belong to this document
+		e.mainModal = res.Modal
 	}
 	if e.watching != nil {
 		e.watching = append(e.watching, d.id)
@@ -865,6 +907,7 @@ func (e *Engine) ForgetPage(page playwright.Page) {
 	defer e.mu.Unlock()
 	delete(e.watched, page)
 	delete(e.baselines, page)
+	delete(e.behind, page)
 	var dead []*doc
 	for id, d := range e.docs {
 		if d.frame.Page() == page {
@@ -1086,13 +1129,21 @@ type Control struct {
 // Submitter returns the control that submits the form of the field of rec
 // (the form's default button), or nil when the field is in no form, the
 // form has no submit button, or that button is disabled, hidden or has no
-// ref yet.
-func (e *Engine) Submitter(rec refs.Record) (*Control, error) {
-	var c Control
-	if ok, err := e.askRef(rec, "submitter", &c); !ok || err != nil {
-		return nil, err
+// ref yet. A form with no submit control at all (its buttons act through
+// script) gives its plain buttons instead, at most three, those shown and
+// enabled that have refs.
+func (e *Engine) Submitter(rec refs.Record) (*Control, []Control, error) {
+	var c struct {
+		Control
+		Buttons []Control `json:"buttons"`
 	}
-	return &c, nil
+	if ok, err := e.askRef(rec, "submitter", &c); !ok || err != nil {
+		return nil, nil, err
+	}
+	if c.Ref == "" {
+		return nil, c.Buttons, nil
+	}
+	return &c.Control, nil, nil
 }
 
 // Performance returns the main document's timings as the bridge reads them

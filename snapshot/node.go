@@ -43,4 +43,7 @@ type bridgeResult struct {
 	Cut     bool    `json:"cut,omitempty"`
 	// Aborted: the walk stopped at the time the Go side stops waiting.
 	Aborted bool `json:"aborted,omitempty"`
+	// Modal: the document had an open modal dialog, and only it (with the
+	// path to it) was read: the rest of the page is inert behind it.
+	Modal bool `json:"modal,omitempty"`
 }
