@@ -363,10 +363,14 @@ func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error
 			WaitUntil: playwright.WaitUntilStateDomcontentloaded,
 			Timeout:   playwright.Float(float64(max(time.Until(deadline), time.Millisecond).Milliseconds())),
 		})
-		if err == nil || !strings.Contains(err.Error(), "interrupted by another navigation") {
+		// Under load Playwright can also report no error and no response
+		// while the page being left took the tab back before the load
+		// committed: the same case as an interruption.
+		hijacked := err == nil && resp == nil && samePath(a.tab.Page.URL(), from) && !samePath(url, from)
+		if !hijacked && (err == nil || !strings.Contains(err.Error(), "interrupted by another navigation")) {
 			return resp, err
 		}
-		if try == 0 && strings.Contains(err.Error(), `navigation to "chrome-error://`) {
+		if try == 0 && err != nil && strings.Contains(err.Error(), `navigation to "chrome-error://`) {
 			// The error page of the load before (a refused connection, a
 			// certificate) committed late, over this one. The tab holds
 			// nothing but that error page: the load is made again in a
@@ -377,13 +381,18 @@ func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error
 			}
 		}
 		// The page being left took the tab back (same address, another
-		// query): leave it for a fresh tab whenever there is time for the
-		// load, as on a loaded machine the first try can use half of it.
-		left := samePath(a.tab.Page.URL(), from) && !samePath(url, from) && time.Until(deadline) > nav/4
+		// query): it is left for a fresh tab, always, since returning now
+		// would leave the agent on the page it asked to leave. On a loaded
+		// machine the first try can use most of the time: the fresh tab's
+		// load gets at least leftLoad of its own.
+		left := samePath(a.tab.Page.URL(), from) && !samePath(url, from)
 		if try == 0 && !sameURL(a.tab.Page.URL(), url) && (left || time.Until(deadline) > nav/2) {
 			// Most often the page left behind navigates itself (a timer, a
 			// refresh): a fresh tab in its place has no script to do that.
 			if a.replaceTab("kept navigating itself") == nil {
+				if least := time.Now().Add(min(nav/2, leftLoad)); left && deadline.Before(least) {
+					deadline = least
+				}
 				continue
 			}
 		}
@@ -395,6 +404,11 @@ func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error
 		return nil, nil
 	}
 }
+
+// leftLoad is the least time a load gets in the fresh tab that replaces a
+// page which took its tab back: the call may outlast the navigation
+// timeout by that much.
+const leftLoad = 1500 * time.Millisecond
 
 func sameURL(a, b string) bool { return strings.TrimRight(a, "/") == strings.TrimRight(b, "/") }
 
