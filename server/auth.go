@@ -18,7 +18,7 @@ func (r *role) runLoginCheck() error {
 	if rc.LoginCheck == nil || rc.LoginCheck.URL == "" {
 		return nil
 	}
-	page, err := r.bctx.NewPage()
+	page, err := r.openPage()
 	if err != nil {
 		return err
 	}

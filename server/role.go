@@ -265,14 +265,14 @@ func (r *role) newTab() (*browser.Tab, error) {
 			return r.tab, nil // the user's own tab, in a borrowed context
 		}
 	}
-	page, err := r.bctx.NewPage()
+	page, err := r.openPage()
 	if err != nil {
 		// The context died with its browser; start over once.
 		r.closeLocked()
 		if err := r.openContext(); err != nil {
 			return nil, err
 		}
-		if page, err = r.bctx.NewPage(); err != nil {
+		if page, err = r.openPage(); err != nil {
 			return nil, err
 		}
 	}
@@ -402,7 +402,7 @@ func (r *role) closeTab(t *browser.Tab) {
 // but the browser drops it. The context stays, and with it the role's
 // sign-in. old's refs become stale. Call with mu held.
 func (r *role) replaceTab(old *browser.Tab) (*browser.Tab, error) {
-	page, err := r.bctx.NewPage()
+	page, err := r.openPage()
 	if err != nil {
 		return nil, err
 	}
@@ -418,6 +418,39 @@ func (r *role) replaceTab(old *browser.Tab) (*browser.Tab, error) {
 	r.eng.ForgetPage(old.Page)
 	go func() { _ = old.Page.Close() }()
 	return t, nil
+}
+
+// newTabWait bounds opening a tab. After renderers die (killed, out of
+// memory), Chromium can leave a new page's target unattached, and
+// Playwright's newPage, which takes no timeout, waits for it forever.
+const newTabWait = 10 * time.Second
+
+// openPage opens a page in the role's context within newTabWait; a page
+// that opens after that is closed when it does.
+func (r *role) openPage() (playwright.Page, error) {
+	type opened struct {
+		page playwright.Page
+		err  error
+	}
+	bctx := r.bctx
+	ch := make(chan opened, 1)
+	go func() {
+		p, err := bctx.NewPage()
+		ch <- opened{p, err}
+	}()
+	timer := time.NewTimer(newTabWait)
+	defer timer.Stop()
+	select {
+	case o := <-ch:
+		return o.page, o.err
+	case <-timer.C:
+		go func() {
+			if o := <-ch; o.page != nil {
+				_ = o.page.Close()
+			}
+		}()
+		return nil, fmt.Errorf("the browser opened no tab within %v", newTabWait)
+	}
 }
 
 // dropTab forgets t; when it was current, no tab is current.

@@ -150,7 +150,7 @@ func (r *role) runSignInForm(rc *roles.Role) (*signInFailure, error) {
 		values[i] = v
 	}
 	hide := func(s string) string { return redact(s, values) }
-	page, err := r.bctx.NewPage()
+	page, err := r.openPage()
 	if err != nil {
 		return &signInFailure{failed: "page", what: "no page could be opened for it", cause: hide(llmerr.FirstLine(err.Error()))}, nil
 	}
