@@ -366,7 +366,7 @@ func (a *acting) goTo(url string, nav time.Duration) (playwright.Response, error
 		// Under load Playwright can also report no error and no response
 		// while the page being left took the tab back before the load
 		// committed: the same case as an interruption.
-		hijacked := err == nil && resp == nil && samePath(a.tab.Page.URL(), from) && !samePath(url, from)
+		hijacked := err == nil && resp == nil && !a.tab.Crashed() && samePath(a.tab.Page.URL(), from) && !samePath(url, from)
 		if !hijacked && (err == nil || !strings.Contains(err.Error(), "interrupted by another navigation")) {
 			return resp, err
 		}
