@@ -420,37 +420,40 @@ func (r *role) replaceTab(old *browser.Tab) (*browser.Tab, error) {
 	return t, nil
 }
 
-// newTabWait bounds opening a tab. After renderers die (killed, out of
-// memory), Chromium can leave a new page's target unattached, and
-// Playwright's newPage, which takes no timeout, waits for it forever.
-const newTabWait = 10 * time.Second
+// newTabWait bounds opening a tab. Right after renderers die (killed, out
+// of memory), Chromium can hand a new page to a renderer it has not yet
+// seen die, and Playwright's newPage, which takes no timeout, then waits
+// for that page forever. A second try, once the death is known, opens.
+var newTabWait = [...]time.Duration{5 * time.Second, 10 * time.Second}
 
-// openPage opens a page in the role's context within newTabWait; a page
-// that opens after that is closed when it does.
+// openPage opens a page in the role's context, trying again once when the
+// browser does not open it in time; a page that opens late is closed.
 func (r *role) openPage() (playwright.Page, error) {
 	type opened struct {
 		page playwright.Page
 		err  error
 	}
 	bctx := r.bctx
-	ch := make(chan opened, 1)
-	go func() {
-		p, err := bctx.NewPage()
-		ch <- opened{p, err}
-	}()
-	timer := time.NewTimer(newTabWait)
-	defer timer.Stop()
-	select {
-	case o := <-ch:
-		return o.page, o.err
-	case <-timer.C:
+	for _, wait := range newTabWait {
+		ch := make(chan opened, 1)
 		go func() {
-			if o := <-ch; o.page != nil {
-				_ = o.page.Close()
-			}
+			p, err := bctx.NewPage()
+			ch <- opened{p, err}
 		}()
-		return nil, fmt.Errorf("the browser opened no tab within %v", newTabWait)
+		timer := time.NewTimer(wait)
+		select {
+		case o := <-ch:
+			timer.Stop()
+			return o.page, o.err
+		case <-timer.C:
+			go func() {
+				if o := <-ch; o.page != nil {
+					_ = o.page.Close()
+				}
+			}()
+		}
 	}
+	return nil, fmt.Errorf("the browser opened no tab within %v", newTabWait[0]+newTabWait[1])
 }
 
 // dropTab forgets t; when it was current, no tab is current.
