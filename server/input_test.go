@@ -111,8 +111,9 @@ func TestFillForm(t *testing.T) {
 		{"ref": refOf(t, snap, `combobox "Country"`), "value": "France"},
 	}
 	res := c.ok("browser_fill_form", map[string]any{"fields": fields})
-	mustContain(t, res, "Filled 6 fields:", `textbox "Full name" [ref=`, "typed 12 characters", `checkbox "Newsletter" [ref=`, ": checked",
-		`radio "Pro" [ref=`, `selected "France"`)
+	mustContain(t, res, "Filled 6 fields:\n- typed into textbox \"Full name\" [ref="+fields[0]["ref"].(string)+`], textbox "Email" [ref=`,
+		`- checked checkbox "Newsletter" [ref=`+fields[3]["ref"].(string)+`]`, `- checked radio "Pro" [ref=`,
+		`- selected "France" in combobox "Country" [ref=`+fields[5]["ref"].(string)+`]`)
 	after := c.ok("browser_snapshot", nil)
 	mustContain(t, after, `textbox "Full name" [ref=`, `: "Ada Lovelace"`, `checkbox "Newsletter" [checked]`, `radio "Pro" [checked]`, `combobox "Country" [ref=`, `: "France" [options:`)
 	// A bad option in field 2: field 1 is filled, field 2's problem has

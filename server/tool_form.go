@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -215,10 +214,19 @@ func (s *Server) fillForm(ctx context.Context, c *call, in fillFormArgs) (*respo
 				}
 				return fieldErr(err)
 			}
-			lines = append(lines, "- "+line)
 			typed := ""
-			if strings.Contains(line, ": typed ") {
+			if d, ok := strings.CutPrefix(line, typedInto); ok {
 				typed = f.Value
+				// Text fields typed one after another share a line: what
+				// went in is the text given (the change report says when a
+				// field shows something else).
+				if n := len(lines); n > 0 && strings.HasPrefix(lines[n-1], "- "+typedInto) {
+					lines[n-1] += ", " + d
+					line = ""
+				}
+			}
+			if line != "" {
+				lines = append(lines, "- "+line)
 			}
 			a.setValue(t.rec.Ref, typed)
 			a.filled = &t.rec
@@ -233,6 +241,9 @@ func (s *Server) fillForm(ctx context.Context, c *call, in fillFormArgs) (*respo
 	}
 	return res, err
 }
+
+// typedInto starts the line of a text field fill_form typed into.
+const typedInto = "typed into "
 
 // fillField fills one field as its kind asks and returns the line saying
 // what it did; withValue is the retry with another value for this field.
@@ -250,7 +261,7 @@ func (s *Server) fillField(c *call, a *acting, t *target, f formField, withValue
 			a.testCode("await %s.fill(%s);", a.locatorOf(t), jsString(f.Value))
 			a.testCode("await expect(%s).toHaveValue(%s);", a.locatorOf(t), jsString(f.Value))
 		}
-		return fmt.Sprintf("%s: typed %d characters", describe(t.rec, ""), utf8.RuneCountInString(f.Value)), nil
+		return typedInto + describe(t.rec, ""), nil
 	case "checkbox", "radio":
 		on, ok := truthy(f.Value)
 		if !ok {
@@ -271,7 +282,7 @@ func (s *Server) fillField(c *call, a *acting, t *target, f formField, withValue
 				a.testCode("await expect(%s).not.toBeChecked();", a.locatorOf(t))
 			}
 		}
-		return fmt.Sprintf("%s: %s", describe(t.rec, ""), map[bool]string{true: "checked", false: "unchecked"}[on]), nil
+		return fmt.Sprintf("%s %s", map[bool]string{true: "checked", false: "unchecked"}[on], describe(t.rec, "")), nil
 	case "select":
 		opts, _, err := selectOptions(t.el)
 		if err != nil {
@@ -290,7 +301,7 @@ func (s *Server) fillField(c *call, a *acting, t *target, f formField, withValue
 		if a.srv.recording() && len(chosen) > 0 {
 			a.testCode("await %s.selectOption(%s);", a.locatorOf(t), jsString(chosen[0]))
 		}
-		return fmt.Sprintf("%s: selected %s", describe(t.rec, ""), quoteAll(labelsOf(chosen, opts))), nil
+		return fmt.Sprintf("selected %s in %s", quoteAll(labelsOf(chosen, opts)), describe(t.rec, "")), nil
 	}
 	return "", &llmerr.Error{Code: llmerr.ElementNotInteractable, Ref: f.Ref, Element: t.rec.Element(),
 		Message: fmt.Sprintf("%s is not a field that takes a value.", describe(t.rec, "")),
