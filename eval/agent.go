@@ -131,7 +131,7 @@ func FindRef(text string, t Target) string { return findRef(refLine, text, t) }
 // Roles compare without case, as servers spell them differently.
 func findRef(re *regexp.Regexp, text string, t Target) string {
 	for _, e := range elementsOf(re, text) {
-		if strings.EqualFold(e.role, t.Role) && e.name == t.Name {
+		if e.is(t) {
 			return e.ref
 		}
 	}
@@ -140,6 +140,9 @@ func findRef(re *regexp.Regexp, text string, t Target) string {
 
 // element is one element line of a snapshot.
 type element struct{ role, name, ref string }
+
+// is reports whether e is the target t: the same role and name.
+func (e element) is(t Target) bool { return strings.EqualFold(e.role, t.Role) && e.name == t.Name }
 
 // elementsOf returns the element lines of text that re matches.
 func elementsOf(re *regexp.Regexp, text string) []element {

@@ -12,11 +12,14 @@ import (
 // full (docs/eval.md repeats it):
 //   - It opens the start page and reads it with the server's snapshot tool,
 //     then acts on each target of its task, found by role and name in the
-//     newest snapshot.
+//     newest snapshot, else among the elements the last result showed with
+//     refs it had not read before (new elements: a ref read before may be
+//     on a line saying the element went away).
 //   - A target that is not there: it reads the page once more; then follows
 //     the explicit tool calls of the last result and that snapshot; signs
 //     in if the page shows a sign-in form; then presses PageDown up to 5
-//     times, reading the page after each. It waits thinkTime before each
+//     times, looking at each result as above and reading the page after
+//     a result that showed no new element. It waits thinkTime before each
 //     of these re-reads, as a model's turn takes at least that long.
 //   - An error: it follows the explicit tool calls the error text names, in
 //     order (the last of the intended tool is its retry); with none, it retries
@@ -46,10 +49,14 @@ type generic struct {
 	// latest is the newest snapshot text; last the newest result of any
 	// call.
 	latest, last string
+	// fresh are the elements the last result, when not a snapshot, showed
+	// with a ref not read before; read, every ref read so far.
+	fresh []element
+	read  map[string]bool
 }
 
 func (Generic) Run(a *Agent) {
-	g := &generic{a: a}
+	g := &generic{a: a, read: map[string]bool{}}
 	for attempt := 0; attempt < 2 && !a.Stopped(); attempt++ {
 		if !g.task() || a.Stopped() {
 			return
@@ -75,6 +82,9 @@ func (g *generic) task() bool {
 	for i := range a.Goal.Clicks {
 		t := a.Goal.Clicks[i]
 		ref := a.FindRef(g.latest, t)
+		if ref == "" {
+			ref = g.shown(t)
+		}
 		if i == 0 && a.AgentRef != "" {
 			ref = a.AgentRef
 		}
@@ -94,11 +104,34 @@ func (g *generic) task() bool {
 // call makes one call and keeps what it read.
 func (g *generic) call(tool string, args map[string]any) Result {
 	r := g.a.Call(tool, args)
-	g.last = r.Text
-	if !r.IsError && g.isSnapshot(tool) {
+	g.keep(tool, r)
+	return r
+}
+
+// keep takes in what the result of a call of tool showed.
+func (g *generic) keep(tool string, r Result) {
+	g.last, g.fresh = r.Text, nil
+	snapshot := g.isSnapshot(tool)
+	if !r.IsError && snapshot {
 		g.latest = r.Text
 	}
-	return r
+	for _, e := range g.a.elements(r.Text) {
+		if !r.IsError && !snapshot && !g.read[e.ref] {
+			g.fresh = append(g.fresh, e)
+		}
+		g.read[e.ref] = true
+	}
+}
+
+// shown is the ref of t among the new elements the last result showed, or
+// "".
+func (g *generic) shown(t Target) string {
+	for _, e := range g.fresh {
+		if e.is(t) {
+			return e.ref
+		}
+	}
+	return ""
 }
 
 func (g *generic) isSnapshot(tool string) bool {
@@ -253,7 +286,18 @@ func (g *generic) locate(t Target) string {
 		}
 	}
 	for range 5 {
-		if a.Stopped() || g.call("browser_press_key", map[string]any{"key": "PageDown"}).IsError || !g.reread() {
+		if a.Stopped() || g.call("browser_press_key", map[string]any{"key": "PageDown"}).IsError {
+			return ""
+		}
+		if ref := g.shown(t); ref != "" {
+			return ref
+		}
+		if len(g.fresh) > 0 {
+			// The result showed what the key brought into view: reading
+			// the page again would show the same.
+			continue
+		}
+		if !g.reread() {
 			return ""
 		}
 		if ref := a.FindRef(g.latest, t); ref != "" {

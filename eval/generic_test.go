@@ -113,3 +113,44 @@ func TestParseServer(t *testing.T) {
 		}
 	}
 }
+
+// TestGenericReadsNewElementsInResults: a target a result shows with a ref
+// not read before is acted on from there; a ref read before (a line saying
+// the element went away) is not, nor is anything in an error or a
+// snapshot (which the policy reads as the page).
+func TestGenericReadsNewElementsInResults(t *testing.T) {
+	g := &generic{a: testAgent(t, "retrace", "browser_click", "browser_snapshot", "browser_press_key"), read: map[string]bool{}}
+	reorder := func(n string) Target { return Target{Role: "button", Name: "Reorder order #" + n} }
+	g.keep("browser_snapshot", Result{Text: "- list \"Orders\":\n  - button \"Reorder order #9\" [ref=e2]\n  - button \"Reorder order #8\" [ref=e3]\n"})
+	if ref := g.shown(reorder("9")); ref != "" {
+		t.Errorf("a snapshot's element counted as new in a result: %s", ref)
+	}
+	g.keep("browser_press_key", Result{Text: `Pressed PageDown.
+Changes since the last snapshot:
+- added in list "Orders":
+  - button "Reorder order #7" [ref=e4]
+- removed from list "Orders":
+  - button "Reorder order #9" [ref=e2]
+`})
+	for _, c := range []struct {
+		target Target
+		want   string
+	}{
+		{reorder("7"), "e4"},
+		{reorder("9"), ""}, // read before: it went away
+		{reorder("8"), ""}, // not in the result
+	} {
+		if got := g.shown(c.target); got != c.want {
+			t.Errorf("shown(%v) = %q, want %q", c.target, got, c.want)
+		}
+	}
+	// The next result replaces what the last one showed; an error shows
+	// nothing to act on.
+	g.keep("browser_click", Result{Text: "Error: the click timed out\n- button \"Reorder order #6\" [ref=e5]", IsError: true})
+	if ref := g.shown(reorder("7")); ref != "" {
+		t.Errorf("a result's element outlived the next result: %s", ref)
+	}
+	if ref := g.shown(reorder("6")); ref != "" {
+		t.Errorf("an error's element counted as shown: %s", ref)
+	}
+}
