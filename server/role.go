@@ -647,6 +647,18 @@ func (r *role) closeLocked() bool {
 	return true
 }
 
+// forget drops what the role remembered of its session, as browser_close
+// ends it: the next browser is a fresh start, whose sign-in problems are
+// reported again, whose sign-in recipe may run again after one failed, and
+// whose warnings are its own. Call with mu held. (The closes the server
+// makes itself, to restart a lost browser or load a new sign-in, keep
+// them: the agent was told once.)
+func (r *role) forget() {
+	r.authReported, r.recipeOff = false, false
+	r.refused = nil
+	r.log.Clear(func(failurelog.Entry) bool { return true })
+}
+
 // abort closes the role's context without waiting for its lock: a call
 // stuck on a page that does not answer fails at once, and its session can
 // end. The call's own closeLocked finds the context released.

@@ -325,3 +325,33 @@ func TestLoginCheckURL(t *testing.T) {
 		t.Errorf("a working sign-in was warned about:\n%s", res)
 	}
 }
+
+// TestCloseStartsTheRoleAfresh: browser_close ends the role's session, so
+// an auth problem reported once in it is reported again in the next, and
+// the auth file is read again: written in between, it signs the role in.
+func TestCloseStartsTheRoleAfresh(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, err := roles.Load(writeConfig(t, dir, `{"roles": {
+		"shopper": {"authFile": "shopper.json", "authRequired": true, "loginCheck": {"signedOutUrl": "/login"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, Config{Roles: cfg})
+	// Reported once in a session (here as the role is selected): after the
+	// error, the role browses signed out with a warning.
+	c.fail("select_role", map[string]any{"role": "shopper"}, llmerr.AuthenticationFailed)
+	public := map[string]any{"url": fx.Page("form.html")}
+	mustContain(t, c.ok("browser_navigate", public), "Warnings:\n- Role shopper is browsing signed out")
+	mustContain(t, c.ok("browser_close", nil), "Closed the browser")
+	// A new session: the same problem is an error again.
+	c.fail("browser_navigate", public, llmerr.AuthenticationFailed)
+	// A sign-in written to the file between sessions is the next one's.
+	writeState(t, filepath.Join(dir, "shopper.json"), fx.NewSession("ada"), "")
+	c.ok("browser_close", nil)
+	res := c.ok("browser_navigate", map[string]any{"url": fx.URL + "/account"})
+	mustContain(t, res, "Title: <page-content>Account</page-content>")
+	if strings.Contains(res, "Warnings:") {
+		t.Errorf("the last session's warning outlived browser_close:\n%s", res)
+	}
+}

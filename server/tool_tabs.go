@@ -139,7 +139,9 @@ func (s *Server) closeBrowser(ctx context.Context, c *call, _ closeArgs) (*respo
 	}
 	defer unlock()
 	res := &response{}
-	if !r.closeLocked() {
+	closed := r.closeLocked()
+	r.forget()
+	if !closed {
 		res.addDid("The browser was not open. The next browser call opens a fresh one.")
 		return res, nil
 	}
