@@ -57,6 +57,7 @@ type front struct {
 	OtherURL string
 
 	log      *eventLog
+	addrs    []string // where it listens
 	srvs     []*http.Server
 	closing  chan struct{}
 	replacer *strings.Replacer
@@ -66,13 +67,19 @@ type front struct {
 	slow   map[string]bool // slow-once pages already hung once
 }
 
-// newFront starts a front on two fresh loopback ports.
-func newFront(log *eventLog) (*front, error) {
+// newFront starts a front on two fresh loopback ports, or on the
+// addresses of a front closed before (at): the same origins for a new run,
+// which starts with no events and no slow first load spent.
+func newFront(log *eventLog, at ...string) (*front, error) {
 	fx := log.fx
 	f := &front{log: log, closing: make(chan struct{}), slow: map[string]bool{}}
 	var lns []net.Listener
-	for range 2 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for i := range 2 {
+		addr := "127.0.0.1:0"
+		if len(at) == 2 {
+			addr = at[i]
+		}
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			for _, l := range lns {
 				l.Close()
@@ -81,6 +88,7 @@ func newFront(log *eventLog) (*front, error) {
 		}
 		lns = append(lns, ln)
 	}
+	f.addrs = []string{lns[0].Addr().String(), lns[1].Addr().String()}
 	f.URL = "http://" + lns[0].Addr().String()
 	f.OtherURL = fmt.Sprintf("http://localhost:%d", lns[1].Addr().(*net.TCPAddr).Port)
 	// Pages name the fixture's origins (a cross-origin frame): they must

@@ -89,9 +89,10 @@ func (v variant) args(o Options) []string {
 // style, K times, against the fixture fx, Parallel runs at a time. Each
 // worker keeps one process of each server variant and resets its browser
 // between runs (browser_close, or a new process for a server without
-// one); a scenario with a role runs, on a server
-// that takes retrace's roles, in a process of its own started with the
-// role's configuration. The runs come back in the order of the loops
+// one); a scenario with a role runs, on a server that takes retrace's
+// roles, in a process started with the role's configuration, which the
+// worker keeps for the next run with the same one, reset the same way
+// with a new sign-in in the role's auth file. The runs come back in the order of the loops
 // (scenario, server, policy, style, repetition), whatever order they
 // finish in; on an error, those that finished, in that order.
 func Evaluate(ctx context.Context, o Options, fx *fixture.Server) ([]Run, error) {
@@ -197,15 +198,41 @@ feed:
 	return out, nil
 }
 
-// worker runs jobs one at a time, keeping a process per server variant.
+// worker runs jobs one at a time, keeping a process per server variant
+// and one per role configuration.
 type worker struct {
 	o     Options
 	procs map[variant]*proc
+	roles map[roleKey]*roleProc
+	// roleAt is where the fronts of the worker's role runs listen: their
+	// origins are in the configurations its role processes started with.
+	roleAt []string
+}
+
+// roleKey is what a role process's configuration and environment depend
+// on, beyond the origin.
+type roleKey struct {
+	v              variant
+	role, start    string
+	recipe         bool
+	user, password string
+}
+
+// roleProc is a server process started with a role's configuration, and
+// the directory holding it and the role's auth file.
+type roleProc struct {
+	p    *proc
+	dir  string
+	auth string
 }
 
 func (w *worker) close() {
 	for _, p := range w.procs {
 		p.Close()
+	}
+	for _, rp := range w.roles {
+		rp.p.Close()
+		os.RemoveAll(rp.dir)
 	}
 }
 
@@ -233,26 +260,24 @@ func (w *worker) session(ctx context.Context, v variant) (*proc, error) {
 
 func (w *worker) run(ctx context.Context, events *eventLog, sc Scenario, v variant, pol Policy, rep int) (Run, error) {
 	start := time.Now()
+	roleRun := sc.Role != "" && v.server.adapter.Roles
 	// The run's own origins: its events and slow first loads are its own.
-	site, err := newFront(events)
+	// Role runs of a worker take turns on the same two, named in their
+	// processes' configurations.
+	var at []string
+	if roleRun {
+		at = w.roleAt
+	}
+	site, err := newFront(events, at...)
 	if err != nil {
 		return Run{}, err
 	}
 	defer site.Close()
 	var p *proc
-	roleRun := sc.Role != "" && v.server.adapter.Roles
 	if roleRun {
-		conf, env, cleanup, err := roleConfig(events.fx, site.URL, sc)
-		if err != nil {
+		w.roleAt = site.addrs
+		if p, err = w.roleSession(ctx, events.fx, v, site.URL, sc); err != nil {
 			return Run{}, err
-		}
-		defer cleanup()
-		if p, err = v.server.start(ctx, append(v.args(w.o), "--config", conf), env); err != nil {
-			return Run{}, err
-		}
-		defer p.Close()
-		if r, _ := p.call(ctx, "select_role", map[string]any{"role": sc.Role}); r.IsError {
-			return Run{}, fmt.Errorf("select_role: %s", r.Text)
 		}
 	} else {
 		if p, err = w.session(ctx, v); err != nil {
@@ -315,33 +340,77 @@ func signInByCookie(ctx context.Context, p *proc, fx *fixture.Server, base strin
 	return nil
 }
 
-// roleConfig signs the scenario's user in on the fixture, writes the
-// session to an auth file (revoking it first when the scenario says so),
-// and returns the path of a config file with the role requiring it, on the
-// origin base, and the environment the server needs for it: a sign-in
-// recipe reads the credentials from variables the config names.
-func roleConfig(fx *fixture.Server, base string, sc Scenario) (string, []string, func(), error) {
+// roleSession returns a process of v started with sc's role configuration
+// on the origin base, its role selected, whose browser starts afresh with
+// a new sign-in of the scenario's user in the role's auth file (revoked
+// first when the scenario says so): the worker's own, its browser closed,
+// or a new one. Closing the browser ends the role's session (its auth file
+// is read again, its warnings start empty), as a new process would.
+func (w *worker) roleSession(ctx context.Context, fx *fixture.Server, v variant, base string, sc Scenario) (*proc, error) {
+	k := roleKey{v: v, role: sc.Role, start: sc.Start, recipe: sc.Recipe,
+		user: sc.Credentials.User, password: sc.Credentials.Password}
+	rp, ok := w.roles[k]
+	if ok {
+		if err := writeAuth(fx, rp.auth, sc); err != nil {
+			return nil, err
+		}
+		if r, _ := rp.p.call(ctx, "browser_close", nil); !strings.HasPrefix(r.Text, "protocol error") && !r.IsError {
+			return rp.p, nil
+		}
+		rp.p.Close()
+		os.RemoveAll(rp.dir)
+		delete(w.roles, k)
+	}
 	dir, err := os.MkdirTemp("", "retrace-eval-")
 	if err != nil {
-		return "", nil, nil, err
+		return nil, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
+	rp = &roleProc{dir: dir, auth: filepath.Join(dir, sc.Role+".json")}
+	conf, env, err := roleConfig(dir, rp.auth, base, sc)
+	if err == nil {
+		err = writeAuth(fx, rp.auth, sc)
+	}
+	if err == nil {
+		rp.p, err = v.server.start(ctx, append(v.args(w.o), "--config", conf), env)
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if r, _ := rp.p.call(ctx, "select_role", map[string]any{"role": sc.Role}); r.IsError {
+		rp.p.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("select_role: %s", r.Text)
+	}
+	if w.roles == nil {
+		w.roles = map[roleKey]*roleProc{}
+	}
+	w.roles[k] = rp
+	return rp.p, nil
+}
+
+// writeAuth signs the scenario's user in on the fixture and writes the
+// session to the auth file at path, revoking it first when the scenario
+// says so.
+func writeAuth(fx *fixture.Server, path string, sc Scenario) error {
 	token := fx.NewSession(sc.Credentials.User)
 	if sc.Revoked {
 		fx.EndSession(token)
 	}
-	host := "127.0.0.1"
 	state := map[string]any{
-		"cookies": []map[string]any{{"name": "session", "value": token, "domain": host, "path": "/",
+		"cookies": []map[string]any{{"name": "session", "value": token, "domain": "127.0.0.1", "path": "/",
 			"expires": -1, "httpOnly": true, "secure": false, "sameSite": "Lax"}},
 		"origins": []any{},
 	}
 	data, _ := json.Marshal(state)
-	auth := filepath.Join(dir, sc.Role+".json")
-	if err := os.WriteFile(auth, data, 0o600); err != nil {
-		cleanup()
-		return "", nil, nil, err
-	}
+	return os.WriteFile(path, data, 0o600)
+}
+
+// roleConfig writes, in dir, a config file with the scenario's role
+// requiring the auth file at auth, on the origin base; it returns its path
+// and the environment the server needs for it: a sign-in recipe reads the
+// credentials from variables the config names.
+func roleConfig(dir, auth, base string, sc Scenario) (string, []string, error) {
 	role := map[string]any{
 		"authFile": auth, "authRequired": true, "defaultUrl": base + sc.Start,
 		"loginCheck": map[string]any{"signedOutUrl": base + "/login"},
@@ -357,16 +426,15 @@ func roleConfig(fx *fixture.Server, base string, sc Scenario) (string, []string,
 		}
 	}
 	conf := map[string]any{"roles": map[string]any{sc.Role: role}}
-	data, _ = json.Marshal(conf)
+	data, _ := json.Marshal(conf)
 	path := filepath.Join(dir, "retrace.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
-		cleanup()
-		return "", nil, nil, err
+		return "", nil, err
 	}
 	// The recipe's values come from this run's task, through the server
 	// process's environment, as a user's would.
 	env := []string{"EVAL_USER=" + sc.Credentials.User, "EVAL_PASSWORD=" + sc.Credentials.Password}
-	return path, env, cleanup, nil
+	return path, env, nil
 }
 
 // The server timeouts of an evaluation, unless set.
