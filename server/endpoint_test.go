@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/retrace-dev/retrace/browser"
+	"github.com/retrace-dev/retrace/internal/proctree"
 	"github.com/retrace-dev/retrace/internal/pwserver"
 	"github.com/retrace-dev/retrace/llmerr"
 )
@@ -87,6 +89,39 @@ func (c *client) where() string {
 		c.t.Fatal("list_current_roles does not say where the session runs")
 	}
 	return m[1]
+}
+
+// The browser a Playwright server launches for retrace runs with
+// retrace's flags (sent in the launch-options header): the features it
+// turns off stay off there too, Playwright's own among them, since
+// Chromium reads only the last --disable-features.
+func TestEndpointBrowserFlags(t *testing.T) {
+	t.Parallel()
+	s := startPlaywrightServer(t, 0)
+	srv, _ := endpointServer(t, []browser.Endpoint{{URL: s.URL}}, 5*time.Second)
+	c := connectServer(t, srv)
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("interact.html")})
+	var mains [][]string
+	for _, p := range proctree.Sample(s.PID()).Live() {
+		args, err := cmdline(p.PID)
+		if err == nil && p.Chromium() && !strings.Contains(strings.Join(args, " "), "--type=") {
+			mains = append(mains, args)
+		}
+	}
+	if len(mains) != 1 {
+		t.Fatalf("found %d Chromium browser processes under the Playwright server, want 1", len(mains))
+	}
+	features := ""
+	for _, a := range mains[0] {
+		if v, ok := strings.CutPrefix(a, "--disable-features="); ok {
+			features = v // the last one is the one Chromium reads
+		}
+	}
+	for _, f := range []string{"WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "PaintHolding"} {
+		if !slices.Contains(strings.Split(features, ","), f) {
+			t.Errorf("the remote browser's last --disable-features lacks %s: %q", f, features)
+		}
+	}
 }
 
 // Sessions spread over two Playwright browser servers; one is killed
