@@ -103,8 +103,7 @@ func TestEndpointBrowserFlags(t *testing.T) {
 	c.ok("browser_navigate", map[string]any{"url": fx.Page("interact.html")})
 	var mains [][]string
 	for _, p := range proctree.Sample(s.PID()).Live() {
-		args, err := cmdline(p.PID)
-		if err == nil && p.Chromium() && !strings.Contains(strings.Join(args, " "), "--type=") {
+		if args, err := cmdline(p.PID); err == nil && p.Browser() {
 			mains = append(mains, args)
 		}
 	}

@@ -112,20 +112,27 @@ func (t Tree) Chromium() int {
 func (t Tree) Browsers() int {
 	n := 0
 	for _, p := range t {
-		if !p.Chromium() {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
-		if err != nil || len(data) == 0 {
-			continue
-		}
-		// Chromium rewrites the command line of the processes it forks
-		// into one space-separated string.
-		if !strings.Contains(string(data), "\x00--type=") && !strings.Contains(string(data), " --type=") {
+		if p.Browser() {
 			n++
 		}
 	}
 	return n
+}
+
+// Browser reports whether p is a Chromium browser process: one started
+// without --type= (renderers, zygotes, GPU and utility processes carry
+// one).
+func (p Proc) Browser() bool {
+	if !p.Chromium() {
+		return false
+	}
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
+	if err != nil || len(data) == 0 {
+		return false
+	}
+	// Chromium rewrites the command line of the processes it forks into
+	// one space-separated string.
+	return !strings.Contains(string(data), "\x00--type=") && !strings.Contains(string(data), " --type=")
 }
 
 // Running counts the processes of t still running as themselves.
