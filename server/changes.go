@@ -51,7 +51,7 @@ func (a *acting) reportChanges(navigated bool) {
 	if a.c.snapshot {
 		return // the snapshot, taken as the new baseline, shows it all
 	}
-	var whole *snapshot.Snapshot
+	var whole shown
 	if old := r.eng.Baseline(page); len(fields) > 0 {
 		// Only the values of fields changed (the usual result of typing):
 		// they alone are read again, not the whole page.
@@ -90,7 +90,7 @@ const wholeInline = 8000
 // changes are counted from the agent's last read of the page behind it
 // (Engine.Behind), whose refs still hold: the agent reads what the dialog
 // did to the page, not the page again.
-func (r *role) changesSince(page playwright.Page, budget int, set map[string]string) (string, *snapshot.Snapshot) {
+func (r *role) changesSince(page playwright.Page, budget int, set map[string]string) (string, shown) {
 	old, behind := r.eng.Baseline(page), r.eng.Behind(page)
 	now, err := r.baseline(page)
 	switch {
@@ -127,12 +127,21 @@ func modalOf(nodes []*snapshot.Node) *snapshot.Node {
 	return nil
 }
 
+// shown is what a result gives whole of a page that changed: the page
+// (*snapshot.Snapshot), or the part of it that holds every change
+// (snapshot.Part).
+type shown interface {
+	Render(snapshot.View) string
+}
+
 // diffReport renders the changes from old to now for a result, or, when
-// they would take longer to read than the page, says so and returns now
-// for the result to give whole if it is small. A field of set that shows
-// just what the action put there is not reported again. since, when set,
-// says what the changes are counted from.
-func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string, since string) (string, *snapshot.Snapshot) {
+// they would take longer to read than the page, says so and returns what
+// the result gives whole if it is small: the smallest part of the page
+// that holds them all (a list redrawn, a form replaced by its answer), or
+// the page. A field of set that shows just what the
+// action put there is not reported again. since, when set, says what the
+// changes are counted from.
+func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string, since string) (string, shown) {
 	ch := snapshot.Diff(old, now)
 	if ch.DropSet(set) > 0 && ch.Empty() {
 		return onlySet, nil
@@ -140,10 +149,20 @@ func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string, 
 	if since != "" && ch.Empty() {
 		return noChange, nil
 	}
+	fits := func(n int) bool { return n <= wholeInline && (budget <= 0 || n <= budget) }
 	// Changes that take most of the page to read are clearer as the page
-	// itself, for about the same cost.
+	// itself, for about the same cost; or as the part of the page that
+	// holds them all, when there is one: the rest of the page, and its
+	// refs, are as they were.
 	if ch.TooMany || (!ch.Empty() && 3*ch.Size() > 2*ch.Full) {
-		if ch.Full <= wholeInline && (budget <= 0 || ch.Full <= budget) {
+		if p, ok := ch.Part(); ok && p.Size() < ch.Full && fits(p.Size()) {
+			where := p.Head
+			if p.In != "" {
+				where += ", in " + p.In + ","
+			}
+			return fmt.Sprintf("Most of %s changed; here it is whole (the rest of the page is unchanged, its refs still valid):", where), p
+		}
+		if fits(ch.Full) {
 			return fmt.Sprintf("The page changed nearly as much as reading it whole would take (%s of its tree); here it is whole:", lines(ch.Lines)), now
 		}
 		return fmt.Sprintf("The page changed nearly as much as reading it whole would take (%s of its tree): browser_snapshot() reads it.", lines(ch.Lines)), nil

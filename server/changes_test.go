@@ -143,6 +143,35 @@ func TestChangeReportWholeWhenSmall(t *testing.T) {
 	mustContain(t, out, "here it is whole:", `- heading "Step 3" [level=1]`, `link "Done" [ref=`)
 }
 
+// A change that takes most of the page to read, all inside one part of it
+// (a list filtered and drawn anew), gives that part whole, not the page:
+// the banner and footer around it are not read again, and their refs
+// still act; the part's new refs act on the right element.
+func TestChangeReportGivesThePartThatChanged(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("tasks/list.html")})
+	snap := c.ok("browser_snapshot", nil)
+	cart := refIn(snap, `link "Cart (0)"`)
+	out := c.ok("browser_type", map[string]any{"ref": refIn(snap, `searchbox "Filter products"`), "text": "lamp"})
+	mustContain(t, out, "Most of main changed; here it is whole (the rest of the page is unchanged, its refs still valid):",
+		"<page-content>\n- main:\n", "- paragraph: 32 products, page 1 of 4", `button "Next page" [ref=`)
+	if containsAny(out, "banner", `link "Lumen & Co"`, "contentinfo", "Free delivery", "here it is whole:") {
+		t.Errorf("the result gives the page around the part that changed:\n%s", out)
+	}
+	// The banner's ref is the one the first snapshot gave.
+	mustContain(t, c.ok("browser_evaluate", map[string]any{"ref": cart, "function": "el => el.textContent"}), "Cart (0)")
+	// A ref from the part acts on its own row, and the banner keeps its ref.
+	out = c.ok("browser_click", map[string]any{"ref": refIn(out, `button "Add Linen floor lamp 10 to cart"`)})
+	mustContain(t, out, `- changed: link "Cart (1)" [ref=`+cart+`]`, `button "Add Linen floor lamp 10 to cart" [disabled]`)
+
+	// A change that reaches the top level of the page gives the page whole.
+	out = c.ok("browser_evaluate", map[string]any{"function": `() => {
+		document.querySelector('header').innerHTML = '<a href="#a">Account</a> <a href="#b">Basket</a>';
+		document.getElementById('filter').value = 'brass'; document.getElementById('filter').dispatchEvent(new Event('input')) }`})
+	mustContain(t, out, "here it is whole:", `link "Basket" [ref=`, "- main:", `button "Add Brass desk lamp to cart" [ref=`)
+}
+
 // An action that loads another small document gives that page whole, so
 // its refs come without a browser_snapshot call; a large page is left to
 // browser_snapshot; a hash change keeps the document and says nothing of

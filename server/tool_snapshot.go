@@ -61,7 +61,7 @@ func (s *Server) snapshot(ctx context.Context, c *call, in snapshotArgs) (*respo
 			if changed, same := r.eng.Changed(tab.Page); same {
 				res := &response{dialogs: tab.TakeDialogs(), changes: noChange}
 				if changed {
-					var whole *snapshot.Snapshot
+					var whole shown
 					if res.changes, whole = r.changesSince(tab.Page, budget, nil); whole != nil {
 						res.addDid("%s", res.changes)
 						res.changes = ""

@@ -35,6 +35,11 @@ type Changes struct {
 	// Since, when set, replaces Render's "Changes since the last
 	// snapshot" with what the changes are counted from.
 	Since string
+
+	// b is the new snapshot's lines, and parent the index of each one's
+	// enclosing line (-1 at the top level), for Part.
+	b      []line
+	parent []int
 }
 
 // Added is a run of lines that appeared (or disappeared) together.
@@ -43,18 +48,28 @@ type Added struct {
 	Context string
 	// Lines are indented from 0, two spaces per level.
 	Lines []string
+	at    int // the new snapshot's line the change sits under (see anchor)
 }
 
 // Changed is one element's line, now and before. Render tells Was by what
 // differs from Now (wasDelta).
 type Changed struct {
 	Now, Was string
+	at       int
 }
 
 // Renewed is an element's line under its new ref, and the ref it had.
 type Renewed struct {
 	Now, WasRef string
+	at          int
 }
+
+// Where a change sits in the new snapshot: the index of the line it is
+// under, or one of these.
+const (
+	atTop     = -1 // at the top level
+	atUnknown = -2 // under a line the new snapshot does not have as it was
+)
 
 // Empty reports whether nothing changed.
 func (c *Changes) Empty() bool {
@@ -109,6 +124,18 @@ func Diff(old, now *Snapshot) *Changes {
 		c.TooMany = true
 		return c
 	}
+	c.b, c.parent = b, parents(b)
+	// Where each old line is in the new snapshot, when it is there as it
+	// was: a removed run's context, for Part.
+	toB := make([]int, len(a))
+	for i := range toB {
+		toB[i] = atUnknown
+	}
+	for _, o := range ops {
+		if o.kind == opEqual {
+			toB[o.a] = o.b
+		}
+	}
 	// Regions of consecutive non-equal ops, each a run of deletions and
 	// insertions between two equal lines.
 	for i := 0; i < len(ops); {
@@ -125,7 +152,7 @@ func Diff(old, now *Snapshot) *Changes {
 				ins = append(ins, ops[j].b)
 			}
 		}
-		c.region(a, b, dels, ins)
+		c.region(a, b, dels, ins, toB)
 		i = j
 	}
 	// An element that moved shows as removed in one region and added in
@@ -136,7 +163,7 @@ func Diff(old, now *Snapshot) *Changes {
 
 // region sorts one region's deleted lines (indices into a) and inserted
 // lines (into b) into changed, removed and added.
-func (c *Changes) region(a, b []line, dels, ins []int) {
+func (c *Changes) region(a, b []line, dels, ins, toB []int) {
 	delByRef := map[string]int{}
 	for _, d := range dels {
 		if a[d].ref != "" {
@@ -146,7 +173,7 @@ func (c *Changes) region(a, b []line, dels, ins []int) {
 	usedDel, usedIns := map[int]bool{}, map[int]bool{}
 	for _, n := range ins {
 		if d, ok := delByRef[b[n].ref]; ok && b[n].ref != "" {
-			c.Changed = append(c.Changed, Changed{Now: bare(b[n].text), Was: bare(a[d].text)})
+			c.Changed = append(c.Changed, Changed{Now: bare(b[n].text), Was: bare(a[d].text), at: c.parent[n]})
 			usedDel[d], usedIns[n] = true, true
 		}
 	}
@@ -158,7 +185,7 @@ func (c *Changes) region(a, b []line, dels, ins []int) {
 		}
 		for _, d := range dels {
 			if !usedDel[d] && a[d].ref != "" && a[d].depth == b[n].depth && withoutRef(a[d].text) == withoutRef(b[n].text) {
-				c.Renewed = append(c.Renewed, Renewed{Now: bare(b[n].text), WasRef: a[d].ref})
+				c.Renewed = append(c.Renewed, Renewed{Now: bare(b[n].text), WasRef: a[d].ref, at: c.parent[n]})
 				usedDel[d], usedIns[n] = true, true
 				break
 			}
@@ -188,15 +215,38 @@ func (c *Changes) region(a, b []line, dels, ins []int) {
 		}
 		if same {
 			for k := range restDel {
-				c.Changed = append(c.Changed, Changed{Now: bare(b[restIns[k]].text), Was: bare(a[restDel[k]].text)})
+				c.Changed = append(c.Changed, Changed{Now: bare(b[restIns[k]].text), Was: bare(a[restDel[k]].text), at: c.parent[restIns[k]]})
 			}
 			c.Lines += len(restIns)
 			return
 		}
 	}
 	c.Lines += len(usedIns) + len(restIns)
-	c.removed(a, restDel)
-	c.added(b, restIns)
+	for _, rm := range group(a, restDel) {
+		if rm.at >= 0 {
+			rm.at = toB[rm.at]
+		}
+		c.Removed = append(c.Removed, rm)
+	}
+	c.Added = append(c.Added, group(b, restIns)...)
+}
+
+// parents is the index of each line's enclosing line (the nearest one
+// above it with less depth), atTop for the top level.
+func parents(ls []line) []int {
+	out := make([]int, len(ls))
+	var stack []int // open lines, by depth
+	for i, l := range ls {
+		for len(stack) > 0 && ls[stack[len(stack)-1]].depth >= l.depth {
+			stack = stack[:len(stack)-1]
+		}
+		out[i] = atTop
+		if len(stack) > 0 {
+			out[i] = stack[len(stack)-1]
+		}
+		stack = append(stack, i)
+	}
+	return out
 }
 
 // withoutRef is a line without its ref.
@@ -214,20 +264,9 @@ func kindOf(s string) string {
 	return s
 }
 
-// removed groups each run of consecutive deleted lines under the line of
-// a it sat in.
-func (c *Changes) removed(a []line, dels []int) {
-	c.Removed = append(c.Removed, group(a, dels)...)
-}
-
-// added groups each run of consecutive inserted lines under the line of b
-// it sits in.
-func (c *Changes) added(b []line, ins []int) {
-	c.Added = append(c.Added, group(b, ins)...)
-}
-
 // group splits idx into runs of consecutive lines of ls, each re-indented
-// from 0 under its context: the nearest line above it with less depth.
+// from 0 under its context: the nearest line above it with less depth,
+// whose index in ls is the run's at (atTop when there is none).
 func group(ls []line, idx []int) []Added {
 	var out []Added
 	for _, run := range runs(idx) {
@@ -235,14 +274,14 @@ func group(ls []line, idx []int) []Added {
 		for _, n := range run {
 			top = min(top, ls[n].depth)
 		}
-		ctx := ""
+		ctx, at := "", atTop
 		for k := run[0] - 1; k >= 0; k-- {
 			if ls[k].depth < top {
-				ctx = strings.TrimSuffix(bare(ls[k].text), ":")
+				ctx, at = strings.TrimSuffix(bare(ls[k].text), ":"), k
 				break
 			}
 		}
-		ad := Added{Context: ctx}
+		ad := Added{Context: ctx, at: at}
 		for _, n := range run {
 			ad.Lines = append(ad.Lines, ls[n].text[min(len(ls[n].text), 2*top):])
 		}
@@ -277,7 +316,7 @@ func (c *Changes) pairMoved() {
 			if p, ok := gone[m[1]]; ok && !drop[p] {
 				drop[p] = true
 				if was := bare(c.Removed[p.run].Lines[p.line]); bare(l) != was {
-					c.Changed = append(c.Changed, Changed{Now: bare(l), Was: was})
+					c.Changed = append(c.Changed, Changed{Now: bare(l), Was: was, at: ad.at})
 				}
 			}
 		}
@@ -580,4 +619,97 @@ func withoutValue(line string) string {
 		}
 		return ""
 	})
+}
+
+// Part is one subtree of the new snapshot, for a result that gives the
+// part of the page an action changed whole instead of the whole page.
+type Part struct {
+	// Head is the subtree's own line, bare (`main`, `list`,
+	// `region "Results"`), and In the line it sits under ("" at the top).
+	Head, In string
+	// Lines are the subtree's lines, the head's first, indented from 0.
+	Lines []string
+}
+
+// Size is how many characters the part's lines take.
+func (p Part) Size() int {
+	n := 0
+	for _, l := range p.Lines {
+		n += len(l) + 1
+	}
+	return n
+}
+
+// Render writes the part's lines, fenced when v says so. The part is
+// given only when it fits the view's budget, so it is never cut.
+func (p Part) Render(v View) string {
+	var b strings.Builder
+	if v.Fence {
+		b.WriteString(FenceOpen + "\n")
+	}
+	for _, l := range p.Lines {
+		if v.Fence {
+			l = EscapeFence(l)
+		}
+		b.WriteString(l + "\n")
+	}
+	if v.Fence {
+		b.WriteString(FenceClose)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Part returns the smallest subtree of the new snapshot that holds every
+// change: the deepest line that all the changed, added and removed lines
+// sit under. ok is false when the changes reach the top level (the part
+// would be the page) or cannot be placed.
+func (c *Changes) Part() (p Part, ok bool) {
+	if c == nil || c.TooMany || c.Empty() || c.b == nil {
+		return Part{}, false
+	}
+	var ats []int
+	for _, ch := range c.Changed {
+		ats = append(ats, ch.at)
+	}
+	for _, rn := range c.Renewed {
+		ats = append(ats, rn.at)
+	}
+	for _, ad := range c.Added {
+		ats = append(ats, ad.at)
+	}
+	for _, rm := range c.Removed {
+		ats = append(ats, rm.at)
+	}
+	var common []int // the lines over every change, outermost first
+	for i, at := range ats {
+		if at < 0 {
+			return Part{}, false
+		}
+		var chain []int
+		for k := at; k >= 0; k = c.parent[k] {
+			chain = append([]int{k}, chain...)
+		}
+		if i == 0 {
+			common = chain
+			continue
+		}
+		n := 0
+		for n < len(common) && n < len(chain) && common[n] == chain[n] {
+			n++
+		}
+		common = common[:n]
+		if n == 0 {
+			return Part{}, false
+		}
+	}
+	top := common[len(common)-1]
+	depth := c.b[top].depth
+	p.Head = strings.TrimSuffix(bare(c.b[top].text), ":")
+	if up := c.parent[top]; up >= 0 {
+		p.In = strings.TrimSuffix(bare(c.b[up].text), ":")
+	}
+	for k := top; k < len(c.b) && (k == top || c.b[k].depth > depth); k++ {
+		p.Lines = append(p.Lines, c.b[k].text[min(len(c.b[k].text), 2*depth):])
+	}
+	return p, true
 }

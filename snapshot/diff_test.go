@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,5 +108,85 @@ func TestDiffBounded(t *testing.T) {
 	}
 	if !strings.HasPrefix(got, "Changes since") || !strings.Contains(got, FenceOpen+"\n") || strings.Count(got, FenceClose) != 1 {
 		t.Errorf("not fenced once:\n%s", got)
+	}
+}
+
+// Part is the smallest subtree that holds every change: the list a page
+// drew anew, under main, with the banner left out; the lines it sits under
+// for a removed run as well as an added one; none when a change reaches
+// the top level or the trees are too different to place the changes.
+func TestDiffPart(t *testing.T) {
+	page := func(items []*Node, pager ...*Node) []*Node {
+		return []*Node{
+			box("banner", "", &Node{Role: "link", Name: "Home", Ref: "e1"}),
+			box("main", "",
+				&Node{Role: "heading", Name: "Catalogue", Level: 1},
+				box("list", "", items...),
+				box("navigation", "Pages", pager...),
+			),
+			box("contentinfo", "", txt("Free delivery")),
+		}
+	}
+	items := func(first int, names ...string) []*Node {
+		var out []*Node
+		for i, n := range names {
+			out = append(out, box("listitem", "", txt(n), btn("Add "+n, fmt.Sprintf("e%d", first+i))))
+		}
+		return out
+	}
+	next := btn("Next page", "e5")
+	old := &Snapshot{Tree: page(items(10, "Lamp", "Fan", "Shade"), next)}
+
+	for _, tc := range []struct {
+		name      string
+		now       []*Node
+		head, in  string
+		lines     []string // the part's first lines, in order
+		noPartFor bool
+	}{
+		{"rows drawn anew", page(items(20, "Desk lamp", "Floor lamp"), next), "list", "main",
+			[]string{"- list:", "  - listitem:", "    - text: Desk lamp", `    - button "Add Desk lamp" [ref=e20]`}, false},
+		{"rows and the pager", page(items(20, "Desk lamp"), btn("Previous page", "e30"), next), "main", "",
+			[]string{"- main:", `  - heading "Catalogue" [level=1]`, "  - list:"}, false},
+		{"rows removed only", page(items(10, "Lamp"), next), "list", "main",
+			[]string{"- list:", "  - listitem:", "    - text: Lamp", `    - button "Add Lamp" [ref=e10]`}, false},
+		{"the banner too", append([]*Node{box("banner", "", &Node{Role: "link", Name: "Account", Ref: "e40"})},
+			page(items(20, "Desk lamp"), next)[1:]...), "", "", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Diff(old, &Snapshot{Tree: tc.now})
+			p, ok := c.Part()
+			if tc.noPartFor {
+				if ok {
+					t.Fatalf("a change at the top level has a part: %+v", p)
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("no part for:\n%s", c.Render(0, false))
+			}
+			if p.Head != tc.head || p.In != tc.in {
+				t.Errorf("part %q in %q, want %q in %q", p.Head, p.In, tc.head, tc.in)
+			}
+			if len(p.Lines) < len(tc.lines) || !slices.Equal(p.Lines[:len(tc.lines)], tc.lines) {
+				t.Errorf("part lines:\n%s\nwant them to start with:\n%s", strings.Join(p.Lines, "\n"), strings.Join(tc.lines, "\n"))
+			}
+			for _, l := range p.Lines {
+				if strings.Contains(l, "Home") || strings.Contains(l, "Free delivery") {
+					t.Errorf("the part holds a line outside it: %q", l)
+				}
+			}
+			got := p.Render(View{Fence: true})
+			if !strings.HasPrefix(got, FenceOpen+"\n"+tc.lines[0]+"\n") || !strings.HasSuffix(got, "\n"+FenceClose) {
+				t.Errorf("not fenced:\n%s", got)
+			}
+		})
+	}
+	var many []*Node
+	for i := range 3000 {
+		many = append(many, btn(fmt.Sprintf("New %d", i), fmt.Sprintf("e%d", 5000+i)))
+	}
+	if p, ok := Diff(old, &Snapshot{Tree: page(many, next)}).Part(); ok {
+		t.Errorf("changes too many to list have a part: %s", p.Head)
 	}
 }
