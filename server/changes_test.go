@@ -165,6 +165,21 @@ func TestChangeReportGivesThePartThatChanged(t *testing.T) {
 	out = c.ok("browser_click", map[string]any{"ref": refIn(out, `button "Add Linen floor lamp 10 to cart"`)})
 	mustContain(t, out, `- changed: link "Cart (1)" [ref=`+cart+`]`, `button "Add Linen floor lamp 10 to cart" [disabled]`)
 
+	// The same for a change the page makes by itself, read with
+	// browser_snapshot(changes=true).
+	c.ok("browser_evaluate", map[string]any{"function": `() => { setTimeout(() => document.getElementById('next').click(), 300) }`})
+	for i := 0; !strings.Contains(c.ok("browser_find", map[string]any{"text": "page 2 of 4"}), "1 match"); i++ {
+		if i == 50 {
+			t.Fatal("the page's timer did not turn the page within 10s")
+		}
+		c.ok("browser_wait_for", map[string]any{"time": 0.2})
+	}
+	out = c.ok("browser_snapshot", map[string]any{"changes": true})
+	mustContain(t, out, "Most of main changed; here it is whole", "- paragraph: 32 products, page 2 of 4", `button "Previous page" [ref=`)
+	if containsAny(out, "banner", "contentinfo") {
+		t.Errorf("browser_snapshot(changes=true) gives the page around the part that changed:\n%s", out)
+	}
+
 	// A change that reaches the top level of the page gives the page whole.
 	out = c.ok("browser_evaluate", map[string]any{"function": `() => {
 		document.querySelector('header').innerHTML = '<a href="#a">Account</a> <a href="#b">Basket</a>';
