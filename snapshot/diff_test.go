@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -188,5 +189,126 @@ func TestDiffPart(t *testing.T) {
 	}
 	if p, ok := Diff(old, &Snapshot{Tree: page(many, next)}).Part(); ok {
 		t.Errorf("changes too many to list have a part: %s", p.Head)
+	}
+}
+
+// On random trees and random edits, a part holds every line the changes
+// name (each added line, each changed line as it is now, each removed
+// run's context) and is one block of the new snapshot's lines.
+func TestDiffPartHoldsEveryChange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ref := 0
+	var grow func(depth int) *Node
+	grow = func(depth int) *Node {
+		ref++
+		switch k := rng.IntN(5); {
+		case depth >= 3 || k == 0:
+			return txt(fmt.Sprintf("text %d", ref))
+		case k == 1:
+			return btn(fmt.Sprintf("Button %d", ref), fmt.Sprintf("e%d", ref))
+		default:
+			n := box([]string{"list", "group", "region", "navigation"}[rng.IntN(4)], fmt.Sprintf("Box %d", ref))
+			for range 1 + rng.IntN(4) {
+				n.Children = append(n.Children, grow(depth+1))
+			}
+			return n
+		}
+	}
+	clone := func(ns []*Node) []*Node {
+		var cp func(n *Node) *Node
+		cp = func(n *Node) *Node {
+			c := *n
+			c.Children = nil
+			for _, k := range n.Children {
+				c.Children = append(c.Children, cp(k))
+			}
+			return &c
+		}
+		var out []*Node
+		for _, n := range ns {
+			out = append(out, cp(n))
+		}
+		return out
+	}
+	// edit changes one random node below the top level: renames it, drops
+	// one of its children or adds one.
+	edit := func(ns []*Node) {
+		var all []*Node
+		var walk func(ns []*Node, depth int)
+		walk = func(ns []*Node, depth int) {
+			for _, n := range ns {
+				if depth > 0 || len(n.Children) > 0 {
+					all = append(all, n)
+				}
+				walk(n.Children, depth+1)
+			}
+		}
+		walk(ns, 0)
+		n := all[rng.IntN(len(all))]
+		switch k := rng.IntN(3); {
+		case k == 0 || len(n.Children) == 0:
+			n.Name += " renamed"
+			n.Text += " renamed"
+		case k == 1:
+			i := rng.IntN(len(n.Children))
+			n.Children = append(n.Children[:i], n.Children[i+1:]...)
+		default:
+			n.Children = append(n.Children, grow(2))
+		}
+	}
+	parts := 0
+	for i := range 500 {
+		var old []*Node
+		for range 3 {
+			old = append(old, box("main", fmt.Sprintf("Main %d", i), grow(1), grow(1), grow(1)))
+		}
+		now := clone(old)
+		for range 1 + rng.IntN(3) {
+			edit(now)
+		}
+		c := Diff(&Snapshot{Tree: old}, &Snapshot{Tree: now})
+		p, ok := c.Part()
+		if !ok {
+			continue
+		}
+		parts++
+		var b strings.Builder
+		RenderTree(&b, now, 0)
+		whole := b.String()
+		block := strings.Join(p.Lines, "\n") + "\n"
+		// The block is the new snapshot's lines, shifted left by the head's depth.
+		found := false
+		for d := 0; d < 8 && !found; d++ {
+			pad := strings.Repeat("  ", d)
+			shifted := pad + strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n"+pad) + "\n"
+			at := strings.Index(whole, shifted)
+			found = at >= 0 && (at == 0 || whole[at-1] == '\n') &&
+				(at+len(shifted) == len(whole) || indentOf(whole[at+len(shifted):]) <= 2*d)
+		}
+		if !found {
+			t.Fatalf("case %d: the part is not a whole subtree of the new snapshot:\n%s\nof:\n%s", i, block, whole)
+		}
+		in := func(l string) bool { return strings.Contains(block, l) }
+		for _, ch := range c.Changed {
+			if !in(ch.Now) {
+				t.Fatalf("case %d: changed line %q not in the part:\n%s", i, ch.Now, block)
+			}
+		}
+		for _, ad := range c.Added {
+			for _, l := range ad.Lines {
+				if !in(strings.TrimSpace(l)) {
+					t.Fatalf("case %d: added line %q not in the part:\n%s", i, l, block)
+				}
+			}
+		}
+		for _, rm := range c.Removed {
+			if rm.Context != "" && !in(rm.Context) {
+				t.Fatalf("case %d: removed run's context %q not in the part:\n%s", i, rm.Context, block)
+			}
+		}
+	}
+	t.Logf("%d of 500 random edits had a part", parts)
+	if parts < 100 {
+		t.Errorf("only %d of 500 random edits had a part: the test checks too little", parts)
 	}
 }
