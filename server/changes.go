@@ -138,9 +138,9 @@ type shown interface {
 // they would take longer to read than the page, says so and returns what
 // the result gives whole if it is small: the smallest part of the page
 // that holds them all (a list redrawn, a form replaced by its answer), or
-// the page. A field of set that shows just what the
-// action put there is not reported again. since, when set, says what the
-// changes are counted from.
+// the page. A field of set that shows just what the action put there is
+// not reported again. since, when set, says what the changes are counted
+// from.
 func diffReport(old, now *snapshot.Snapshot, budget int, set map[string]string, since string) (string, shown) {
 	ch := snapshot.Diff(old, now)
 	if ch.DropSet(set) > 0 && ch.Empty() {

@@ -48,7 +48,7 @@ type Added struct {
 	Context string
 	// Lines are indented from 0, two spaces per level.
 	Lines []string
-	at    int // the new snapshot's line the change sits under (see anchor)
+	at    int // the new snapshot's line the run sits under, for Part
 }
 
 // Changed is one element's line, now and before. Render tells Was by what
