@@ -75,3 +75,31 @@ func BenchmarkSnapshotNestedFrames(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkClickInFrame times a click round trip on a button that changes
+// nothing, at each level of three nested iframes that alternate between two
+// origins (level 0 is the page itself), through MCP:
+//
+//	go test ./server -run '^$' -bench ClickInFrame -benchtime 20x
+func BenchmarkClickInFrame(b *testing.B) {
+	t := &testing.T{}
+	c := connect(t, Config{})
+	defer c.srv.Close()
+	c.t = t
+	if r := c.call("browser_navigate", map[string]any{"url": fx.URL + "/nested-frames?depth=3"}); r.IsError {
+		b.Fatal(r.Text)
+	}
+	snap := c.call("browser_snapshot", nil).Text
+	for level := range 4 {
+		b.Run(fmt.Sprintf("level=%d", level), func(b *testing.B) {
+			ref := refOf(t, snap, fmt.Sprintf(`button "Button at level %d"`, level))
+			c.call("browser_click", map[string]any{"ref": ref})
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if r := c.call("browser_click", map[string]any{"ref": ref}); r.IsError {
+					b.Fatal(r.Text)
+				}
+			}
+		})
+	}
+}

@@ -10,8 +10,8 @@ import (
 
 // TestClickLandsOnTheElement clicks elements the quick path takes (a plain
 // button, one in an open shadow root, one below the fold that needs
-// scrolling) and ones it leaves to Playwright's waits (an element still
-// moving, an element in a child frame, a checkbox through its label): each
+// scrolling, one in a child frame) and ones it leaves to Playwright's
+// waits (an element still moving, a checkbox through its label): each
 // gets a real mouse press, once, where it is.
 func TestClickLandsOnTheElement(t *testing.T) {
 	t.Parallel()
@@ -59,4 +59,43 @@ func TestClickThatFreezesThePage(t *testing.T) {
 		t.Errorf("the click took %v: it waited out a read of the frozen page", took)
 	}
 	mustContain(t, r.Text, `Clicked button "Freeze"`, "Then the page stopped answering", "browser_navigate(")
+}
+
+// A click in a child frame (same-origin, cross-origin, a frame in a frame
+// of another origin) takes the quick path like one in the main frame: its
+// point goes up through each iframe to the page, and the click lands on
+// the element. A transformed iframe, whose points do not map by offset,
+// and one below the fold (a frame of another site takes a click where the
+// browser last drew it, which a scroll just now has not reached) are left
+// to Playwright's click, which lands as well. A point at whole pixels
+// (playwright-go gives it as an int) is quick too.
+func TestQuickClickInFrames(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_click-frames.html")})
+	snap := c.ok("browser_snapshot", nil)
+	click := func(button string, quick bool) string {
+		t.Helper()
+		before := c.srv.quickClicks.Load()
+		out := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, button)})
+		if got := c.srv.quickClicks.Load() - before; got != map[bool]int64{true: 1, false: 0}[quick] {
+			t.Errorf("clicking %s took the quick path %d times, want quick=%v", button, got, quick)
+		}
+		return out
+	}
+	click(`button "Whole"`, true)
+	if got := c.ok("browser_evaluate", map[string]any{"function": "() => document.getElementById('log').textContent"}); !strings.Contains(got, "whole clicked") || strings.Contains(got, "untrusted") {
+		t.Errorf("the button at whole pixels logged %s", got)
+	}
+	for _, tc := range []struct {
+		label string
+		quick bool
+	}{{"Same", true}, {"Cross", true}, {"Deep", true}, {"Turned", false}, {"Below", false}} {
+		out := click(`button "`+tc.label+` button"`, tc.quick)
+		mustContain(t, out, "- changed: paragraph: "+tc.label+" clicked 1 (was: Not clicked)")
+	}
+	// The page was scrolled to the frame below the fold.
+	if y := c.ok("browser_evaluate", map[string]any{"function": "() => scrollY > 1000"}); !strings.Contains(y, "true") {
+		t.Errorf("the page was not scrolled to the frame below: %s", y)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -113,6 +114,10 @@ type Server struct {
 	// recorded are the sessions whose actions retrace record writes as a
 	// test when the server closes (Config.RecordTo).
 	recorded []*session
+
+	// quickClicks counts the clicks the mouse made at once, without
+	// Playwright's click (tests tell the two paths apart by it).
+	quickClicks atomic.Int64
 }
 
 // New builds a server that gets its browsers from m.

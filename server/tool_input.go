@@ -126,20 +126,20 @@ func (s *Server) addInputTools() {
 
 // clickCheckJS looks at the element before a click, in one round trip.
 // opens: the click follows a link or submits a form into another window
-// (target=_blank or a named one). ready, asked only in the main frame: the
-// element can take the click now with no waiting, at x, y (client
-// coordinates, after scrolling it into view when needed): connected,
+// (target=_blank or a named one). ready: the element can take the click
+// now with no waiting, at x, y (client coordinates of its own frame, after
+// scrolling it into view when needed, which scrolled says): connected,
 // enabled, not animating, and the element that point hits is it or inside
 // it. Anything else, or any doubt, leaves ready false, and Playwright's
 // click waits and explains instead.
-const clickCheckJS = `(el, main) => {
-  const r = { opens: false, ready: false, x: 0, y: 0 };
+const clickCheckJS = `(el) => {
+  const r = { opens: false, ready: false, scrolled: false, x: 0, y: 0 };
   try {
     const other = (t) => !!t && !['_self', '_parent', '_top'].includes(t.toLowerCase());
     const a = el.closest('a[href], area[href]');
     if (a) r.opens = other(a.getAttribute('target'));
     else if (el.form && (el.type === 'submit' || el.type === 'image')) r.opens = other(el.getAttribute('formtarget') || el.form.getAttribute('target'));
-    if (!main || !el.isConnected || el.matches(':disabled') || el.closest('[aria-disabled="true"]')) return r;
+    if (!el.isConnected || el.matches(':disabled') || el.closest('[aria-disabled="true"]')) return r;
     if (typeof document.getAnimations === 'function') {
       for (const an of document.getAnimations()) {
         const t = an.playState === 'running' && an.effect && an.effect.target;
@@ -152,6 +152,7 @@ const clickCheckJS = `(el, main) => {
     const w = innerWidth, h = innerHeight;
     if (q.left < 0 || q.top < 0 || q.right > w || q.bottom > h) {
       el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      r.scrolled = true;
       q = box();
       if (!q) return r;
     }
@@ -172,21 +173,22 @@ const clickCheckJS = `(el, main) => {
 
 // clickCheck is what clickCheckJS found.
 type clickCheck struct {
-	opens, ready bool
-	x, y         float64
+	opens, ready, scrolled bool
+	x, y                   float64
 }
 
-// checkClick runs clickCheckJS on el, which main says is in the main
-// frame; an element that does not answer in time is not ready.
-func checkClick(el playwright.ElementHandle, main bool) clickCheck {
-	v, ok := bounded(time.Second, func() any { v, _ := el.Evaluate(clickCheckJS, main); return v })
+// checkClick runs clickCheckJS on el, in its own frame: the point it
+// gives is in that frame's viewport. An element that does not answer in
+// time is not ready.
+func checkClick(el playwright.ElementHandle) clickCheck {
+	v, ok := bounded(time.Second, func() any { v, _ := el.Evaluate(clickCheckJS); return v })
 	m, _ := v.(map[string]any)
 	if !ok || m == nil {
 		return clickCheck{}
 	}
-	x, xok := m["x"].(float64)
-	y, yok := m["y"].(float64)
-	return clickCheck{opens: m["opens"] == true, ready: m["ready"] == true && xok && yok, x: x, y: y}
+	x, xok := snapshot.Number(m["x"])
+	y, yok := snapshot.Number(m["y"])
+	return clickCheck{opens: m["opens"] == true, ready: m["ready"] == true && xok && yok, scrolled: m["scrolled"] == true, x: x, y: y}
 }
 
 func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, error) {
@@ -242,16 +244,27 @@ func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, e
 			a.res.addDid(did+".", describe(t.rec, in.Element))
 			return nil
 		}
-		chk := checkClick(t.el, t.rec.MainFrame)
+		chk := checkClick(t.el)
 		if chk.opens {
 			a.opened = a.role.pageOpened()
+		}
+		if chk.ready && !t.rec.MainFrame {
+			// In a child frame, the point goes up through each iframe to
+			// the page's viewport, where the mouse is. Not after a scroll:
+			// the browser sends a click to a frame of another site (its
+			// own process) by where the frame was on the last frame drawn,
+			// which a scroll just now has not reached yet.
+			chk.ready = !chk.scrolled
+			if chk.ready {
+				chk.x, chk.y, chk.ready = a.role.eng.PagePoint(t.rec, chk.x, chk.y)
+			}
 		}
 		if chk.ready {
 			// Ready now: the mouse clicks where the element is, without
 			// Playwright's waits for stable animation frames and for its
 			// hit-target check after the press (each a frame or more on a
-			// large page). A child frame's point would need its frame's
-			// offset, so there Playwright clicks.
+			// large page).
+			a.srv.quickClicks.Add(1)
 			if err := a.within(func() error { return a.tab.Page.Mouse().Click(chk.x, chk.y) }); err != nil {
 				return err
 			}

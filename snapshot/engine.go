@@ -44,6 +44,10 @@ type doc struct {
 	// frame detached): its handle is disposed, and what is left says why
 	// its refs are stale.
 	gone bool
+	// up is the document of a child frame's iframe, and upRef that
+	// iframe's ref there, as the last snapshot found them (PagePoint).
+	up    *doc
+	upRef string
 }
 
 // keepGone is how many gone documents keep their refs' records in full, so
@@ -575,6 +579,13 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 		}
 		childCut := false
 		tree, nx, rs, err := e.captureFrame(child, next, depth+1, false, "", &childCut)
+		if err == nil {
+			e.mu.Lock()
+			if d := e.current[child]; d != nil {
+				d.up, d.upRef = parent, n.Ref
+			}
+			e.mu.Unlock()
+		}
 		if childCut {
 			tree = append(tree, &Node{Role: "text", Text: "… (this frame's snapshot was cut: it is too large to read in time)"})
 		}
@@ -1006,6 +1017,96 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 		le.Details = map[string]any{"routeChange": true}
 	}
 	return nil, &le
+}
+
+// framePointJS places a point of a child frame's viewport in the viewport
+// of the document that holds its iframe (b.element(ref)): the iframe's
+// content box offset, when the point is inside that box and the parent's
+// viewport, the iframe is what is there (through open shadow roots) and
+// it is not moving. Nothing is scrolled: see the click's own check.
+// A transformed iframe (its box on screen is not its layout box) is not
+// mapped.
+const framePointJS = `({b, ref, x, y}) => {
+  const r = { ok: false, x: 0, y: 0 };
+  try {
+    const f = b.element(ref);
+    if (!f || !f.isConnected) return r;
+    const q = f.getBoundingClientRect();
+    if (Math.abs(q.width - f.offsetWidth) > 0.5 || Math.abs(q.height - f.offsetHeight) > 0.5) return r;
+    const cs = getComputedStyle(f);
+    const pl = parseFloat(cs.paddingLeft) || 0, pt = parseFloat(cs.paddingTop) || 0;
+    const pr = parseFloat(cs.paddingRight) || 0, pb = parseFloat(cs.paddingBottom) || 0;
+    const w = f.clientWidth - pl - pr, h = f.clientHeight - pt - pb;
+    if (!(x >= 0 && y >= 0 && x < w && y < h)) return r;
+    const px = q.left + f.clientLeft + pl + x, py = q.top + f.clientTop + pt + y;
+    if (!(px >= 0 && py >= 0 && px < innerWidth && py < innerHeight)) return r;
+    let hit = document.elementFromPoint(px, py);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(px, py);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    if (hit !== f) return r;
+    // An iframe that moves would be gone from the point by the click.
+    if (typeof document.getAnimations === 'function') {
+      for (const an of document.getAnimations()) {
+        const t = an.playState === 'running' && an.effect && an.effect.target;
+        if (t && (t === f || (typeof t.contains === 'function' && t.contains(f)))) return r;
+      }
+    }
+    r.ok = true; r.x = px; r.y = py;
+  } catch (e) { r.ok = false; }
+  return r;
+}`
+
+// PagePoint maps the point (x, y) of the viewport of the frame rec was
+// issued in to the page's (the main frame's) viewport, through the iframe
+// of each frame above it, one round trip per frame: where a mouse event
+// lands on that point. ok is false when the engine does not know an
+// iframe's place (the frame was not read by a snapshot), an iframe moved
+// out of its document, is transformed or is moving, the point falls
+// outside an iframe's box or its parent's viewport (nothing is scrolled
+// here: a scroll just before a click would not reach a frame of another
+// site in time), or something covers the iframe there.
+func (e *Engine) PagePoint(rec refs.Record, x, y float64) (px, py float64, ok bool) {
+	e.mu.Lock()
+	d := e.docs[rec.Doc]
+	e.mu.Unlock()
+	for d != nil && !d.main {
+		e.mu.Lock()
+		up, ref, current := d.up, d.upRef, e.current[d.frame] == d
+		e.mu.Unlock()
+		if up == nil || !current || up.gone || up.handle == nil {
+			return 0, 0, false
+		}
+		v, err := withTimeout(time.Second, func() (any, error) {
+			return up.frame.Evaluate(framePointJS, map[string]any{"b": up.handle, "ref": ref, "x": x, "y": y})
+		})
+		m, _ := v.(map[string]any)
+		if err != nil || m == nil || m["ok"] != true {
+			return 0, 0, false
+		}
+		var xok, yok bool
+		x, xok = Number(m["x"])
+		y, yok = Number(m["y"])
+		if !xok || !yok {
+			return 0, 0, false
+		}
+		d = up
+	}
+	return x, y, d != nil
+}
+
+// Number is a number a page function returned: playwright-go gives a
+// whole number as an int and any other as a float64.
+func Number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
 }
 
 // PageOf returns the page that showed the document rec was issued in, or
