@@ -76,9 +76,9 @@ func TestQuickClickInFrames(t *testing.T) {
 	snap := c.ok("browser_snapshot", nil)
 	click := func(button string, quick bool) string {
 		t.Helper()
-		before := c.srv.quickClicks.Load()
+		before := c.srv.quickMouse.Load()
 		out := c.ok("browser_click", map[string]any{"ref": refOf(t, snap, button)})
-		if got := c.srv.quickClicks.Load() - before; got != map[bool]int64{true: 1, false: 0}[quick] {
+		if got := c.srv.quickMouse.Load() - before; got != map[bool]int64{true: 1, false: 0}[quick] {
 			t.Errorf("clicking %s took the quick path %d times, want quick=%v", button, got, quick)
 		}
 		return out

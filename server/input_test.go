@@ -17,7 +17,11 @@ func TestHoverAndPressKey(t *testing.T) {
 	if strings.Contains(snap, "Pricing") {
 		t.Fatalf("the submenu shows before hovering:\n%s", snap)
 	}
+	quick := c.srv.quickMouse.Load()
 	mustContain(t, c.ok("browser_hover", map[string]any{"ref": refOf(t, snap, `button "Products"`)}), `Hovered over button "Products"`)
+	if c.srv.quickMouse.Load() != quick+1 {
+		t.Errorf("the hover over a button ready for it waited as Playwright's hover does")
+	}
 	snap = c.ok("browser_snapshot", nil)
 	c.ok("browser_click", map[string]any{"ref": refOf(t, snap, `link "Pricing"`)})
 	mustContain(t, c.ok("browser_snapshot", nil), "Pricing opened")

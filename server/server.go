@@ -115,9 +115,9 @@ type Server struct {
 	// test when the server closes (Config.RecordTo).
 	recorded []*session
 
-	// quickClicks counts the clicks the mouse made at once, without
-	// Playwright's click (tests tell the two paths apart by it).
-	quickClicks atomic.Int64
+	// quickMouse counts the clicks and hovers the mouse made at once,
+	// without Playwright's waits (tests tell the two paths apart by it).
+	quickMouse atomic.Int64
 }
 
 // New builds a server that gets its browsers from m.

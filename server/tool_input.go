@@ -248,24 +248,12 @@ func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, e
 		if chk.opens {
 			a.opened = a.role.pageOpened()
 		}
-		if chk.ready && !t.rec.MainFrame {
-			// In a child frame, the point goes up through each iframe to
-			// the page's viewport, where the mouse is. Not after a scroll:
-			// the browser sends a click to a frame of another site (its
-			// own process) by where the frame was on the last frame drawn,
-			// which a scroll just now has not reached yet.
-			chk.ready = !chk.scrolled
-			if chk.ready {
-				chk.x, chk.y, chk.ready = a.role.eng.PagePoint(t.rec, chk.x, chk.y)
-			}
-		}
-		if chk.ready {
+		if x, y, ok := a.pagePoint(t, chk); ok {
 			// Ready now: the mouse clicks where the element is, without
 			// Playwright's waits for stable animation frames and for its
 			// hit-target check after the press (each a frame or more on a
 			// large page).
-			a.srv.quickClicks.Add(1)
-			if err := a.within(func() error { return a.tab.Page.Mouse().Click(chk.x, chk.y) }); err != nil {
+			if err := a.within(func() error { return a.tab.Page.Mouse().Click(x, y) }); err != nil {
 				return err
 			}
 		} else {
@@ -282,6 +270,27 @@ func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, e
 		}
 		return nil
 	}))
+}
+
+// pagePoint is where the mouse can act on t at once, in the page's
+// viewport, from what checkClick found: ok is false when t is not ready
+// for it, and Playwright's own click or hover must wait and explain. In a
+// child frame, the point goes up through each iframe to the page's
+// viewport, where the mouse is; not after a scroll: the browser sends an
+// event to a frame of another site (its own process) by where that frame
+// was on the last frame drawn, which a scroll just now has not reached.
+func (a *acting) pagePoint(t *target, chk clickCheck) (x, y float64, ok bool) {
+	if !chk.ready || (!t.rec.MainFrame && chk.scrolled) {
+		return 0, 0, false
+	}
+	x, y, ok = chk.x, chk.y, true
+	if !t.rec.MainFrame {
+		x, y, ok = a.role.eng.PagePoint(t.rec, x, y)
+	}
+	if ok {
+		a.srv.quickMouse.Add(1)
+	}
+	return x, y, ok
 }
 
 // coverSeen is how long an overlay with its own close control must stay
@@ -419,7 +428,13 @@ func (s *Server) typeText(ctx context.Context, c *call, in typeArgs) (*response,
 func (s *Server) hover(ctx context.Context, c *call, in hoverArgs) (*response, error) {
 	return s.run(ctx, c, c.refOp(in.Ref, nil, func(a *acting) error {
 		t := a.targets[0]
-		if err := t.el.Hover(playwright.ElementHandleHoverOptions{Timeout: a.timeout}); err != nil {
+		if x, y, ok := a.pagePoint(t, checkClick(t.el)); ok {
+			// As a click: the mouse goes there now, without Playwright's
+			// waits for stable animation frames.
+			if err := a.within(func() error { return a.tab.Page.Mouse().Move(x, y) }); err != nil {
+				return err
+			}
+		} else if err := t.el.Hover(playwright.ElementHandleHoverOptions{Timeout: a.timeout}); err != nil {
 			return err
 		}
 		a.res.addDid("Hovered over %s.", describe(t.rec, in.Element))
