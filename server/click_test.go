@@ -62,10 +62,10 @@ func TestClickThatFreezesThePage(t *testing.T) {
 }
 
 // A click in a child frame (same-origin, cross-origin, a frame in a frame
-// of another origin) takes the quick path like one in the main frame: its
-// point goes up through each iframe to the page, and the click lands on
-// the element. A transformed iframe, whose points do not map by offset,
-// and one below the fold (a frame of another site takes a click where the
+// of another origin, a frame under CSS zoom) takes the quick path like one
+// in the main frame: its point goes up through each iframe to the page,
+// and the click lands on the element. A rotated iframe, whose points do
+// not map by offset and scale, and one below the fold (a frame of another site takes a click where the
 // browser last drew it, which a scroll just now has not reached) are left
 // to Playwright's click, which lands as well. A point at whole pixels
 // (playwright-go gives it as an int) is quick too.
@@ -90,7 +90,7 @@ func TestQuickClickInFrames(t *testing.T) {
 	for _, tc := range []struct {
 		label string
 		quick bool
-	}{{"Same", true}, {"Cross", true}, {"Deep", true}, {"Turned", false}, {"Below", false}} {
+	}{{"Same", true}, {"Cross", true}, {"Deep", true}, {"Zoomed", true}, {"Turned", false}, {"Below", false}} {
 		out := click(`button "`+tc.label+` button"`, tc.quick)
 		mustContain(t, out, "- changed: paragraph: "+tc.label+" clicked 1 (was: Not clicked)")
 	}

@@ -133,7 +133,7 @@ func (s *Server) addInputTools() {
 // it. Anything else, or any doubt, leaves ready false, and Playwright's
 // click waits and explains instead.
 const clickCheckJS = `(el) => {
-  const r = { opens: false, ready: false, scrolled: false, x: 0, y: 0 };
+  const r = { opens: false, ready: false, scrolled: false, x: 0, y: 0, vw: innerWidth, vh: innerHeight };
   try {
     const other = (t) => !!t && !['_self', '_parent', '_top'].includes(t.toLowerCase());
     const a = el.closest('a[href], area[href]');
@@ -171,10 +171,11 @@ const clickCheckJS = `(el) => {
   return r;
 }`
 
-// clickCheck is what clickCheckJS found.
+// clickCheck is what clickCheckJS found; vw and vh are the size of the
+// element's frame's viewport.
 type clickCheck struct {
 	opens, ready, scrolled bool
-	x, y                   float64
+	x, y, vw, vh           float64
 }
 
 // checkClick runs clickCheckJS on el, in its own frame: the point it
@@ -188,7 +189,10 @@ func checkClick(el playwright.ElementHandle) clickCheck {
 	}
 	x, xok := snapshot.Number(m["x"])
 	y, yok := snapshot.Number(m["y"])
-	return clickCheck{opens: m["opens"] == true, ready: m["ready"] == true && xok && yok, scrolled: m["scrolled"] == true, x: x, y: y}
+	vw, _ := snapshot.Number(m["vw"])
+	vh, _ := snapshot.Number(m["vh"])
+	return clickCheck{opens: m["opens"] == true, ready: m["ready"] == true && xok && yok, scrolled: m["scrolled"] == true,
+		x: x, y: y, vw: vw, vh: vh}
 }
 
 func (s *Server) click(ctx context.Context, c *call, in clickArgs) (*response, error) {
@@ -285,7 +289,7 @@ func (a *acting) pagePoint(t *target, chk clickCheck) (x, y float64, ok bool) {
 	}
 	x, y, ok = chk.x, chk.y, true
 	if !t.rec.MainFrame {
-		x, y, ok = a.role.eng.PagePoint(t.rec, x, y)
+		x, y, ok = a.role.eng.PagePoint(t.rec, x, y, chk.vw, chk.vh)
 	}
 	if ok {
 		a.srv.quickMouse.Add(1)

@@ -1023,22 +1023,43 @@ func (e *Engine) Resolve(rec refs.Record) (playwright.ElementHandle, error) {
 // of the document that holds its iframe (b.element(ref)): the iframe's
 // content box offset, when the point is inside that box and the parent's
 // viewport, the iframe is what is there (through open shadow roots) and
-// it is not moving. Nothing is scrolled: see the click's own check.
-// A transformed iframe (its box on screen is not its layout box) is not
-// mapped.
-const framePointJS = `({b, ref, x, y}) => {
-  const r = { ok: false, x: 0, y: 0 };
+// it is not moving. Nothing is scrolled: see the click's own check. CSS
+// zoom scales the offset and the point; a transform other than a move, on
+// the iframe or above it, or a content box that is not the child's
+// viewport (vw by vh, as the child measured it), is not mapped. It gives
+// its own viewport's size for the next frame up.
+const framePointJS = `({b, ref, x, y, vw, vh}) => {
+  const r = { ok: false, x: 0, y: 0, vw: innerWidth, vh: innerHeight };
   try {
     const f = b.element(ref);
     if (!f || !f.isConnected) return r;
+    // A transform on the iframe or above it (other than a move) does not
+    // map points by offset and scale.
+    for (let e = f; e; ) {
+      const cs = getComputedStyle(e);
+      if ((cs.rotate && cs.rotate !== 'none') || (cs.scale && cs.scale !== 'none')) return r;
+      const t = cs.transform;
+      if (t && t !== 'none') {
+        const m = /^matrix\(([^,]+),([^,]+),([^,]+),([^,]+),/.exec(t.replace(/\s+/g, ''));
+        if (!m || +m[1] !== 1 || +m[2] !== 0 || +m[3] !== 0 || +m[4] !== 1) return r;
+      }
+      if (e.parentElement) { e = e.parentElement; continue; }
+      const root = e.getRootNode();
+      e = root && root.host ? root.host : null;
+    }
     const q = f.getBoundingClientRect();
-    if (Math.abs(q.width - f.offsetWidth) > 0.5 || Math.abs(q.height - f.offsetHeight) > 0.5) return r;
+    // CSS zoom on the iframe or above scales its box on screen alike both
+    // ways; the child's viewport fills its content box.
+    if (!(f.offsetWidth > 0 && f.offsetHeight > 0)) return r;
+    const k = q.width / f.offsetWidth;
+    if (!(k > 0) || Math.abs(q.height / f.offsetHeight - k) > 0.01) return r;
     const cs = getComputedStyle(f);
     const pl = parseFloat(cs.paddingLeft) || 0, pt = parseFloat(cs.paddingTop) || 0;
     const pr = parseFloat(cs.paddingRight) || 0, pb = parseFloat(cs.paddingBottom) || 0;
     const w = f.clientWidth - pl - pr, h = f.clientHeight - pt - pb;
-    if (!(x >= 0 && y >= 0 && x < w && y < h)) return r;
-    const px = q.left + f.clientLeft + pl + x, py = q.top + f.clientTop + pt + y;
+    if (Math.abs(w - vw) > 1 || Math.abs(h - vh) > 1) return r;
+    if (!(x >= 0 && y >= 0 && x < vw && y < vh)) return r;
+    const px = q.left + (f.clientLeft + pl + x) * k, py = q.top + (f.clientTop + pt + y) * k;
     if (!(px >= 0 && py >= 0 && px < innerWidth && py < innerHeight)) return r;
     let hit = document.elementFromPoint(px, py);
     while (hit && hit.shadowRoot) {
@@ -1060,15 +1081,16 @@ const framePointJS = `({b, ref, x, y}) => {
 }`
 
 // PagePoint maps the point (x, y) of the viewport of the frame rec was
-// issued in to the page's (the main frame's) viewport, through the iframe
+// issued in (vw by vh, as that frame measured it) to the page's (the main
+// frame's) viewport, through the iframe
 // of each frame above it, one round trip per frame: where a mouse event
 // lands on that point. ok is false when the engine does not know an
 // iframe's place (the frame was not read by a snapshot), an iframe moved
-// out of its document, is transformed or is moving, the point falls
+// out of its document, is transformed, scaled or moving, the point falls
 // outside an iframe's box or its parent's viewport (nothing is scrolled
 // here: a scroll just before a click would not reach a frame of another
 // site in time), or something covers the iframe there.
-func (e *Engine) PagePoint(rec refs.Record, x, y float64) (px, py float64, ok bool) {
+func (e *Engine) PagePoint(rec refs.Record, x, y, vw, vh float64) (px, py float64, ok bool) {
 	e.mu.Lock()
 	d := e.docs[rec.Doc]
 	e.mu.Unlock()
@@ -1080,16 +1102,18 @@ func (e *Engine) PagePoint(rec refs.Record, x, y float64) (px, py float64, ok bo
 			return 0, 0, false
 		}
 		v, err := withTimeout(time.Second, func() (any, error) {
-			return up.frame.Evaluate(framePointJS, map[string]any{"b": up.handle, "ref": ref, "x": x, "y": y})
+			return up.frame.Evaluate(framePointJS, map[string]any{"b": up.handle, "ref": ref, "x": x, "y": y, "vw": vw, "vh": vh})
 		})
 		m, _ := v.(map[string]any)
 		if err != nil || m == nil || m["ok"] != true {
 			return 0, 0, false
 		}
-		var xok, yok bool
+		var xok, yok, wok, hok bool
 		x, xok = Number(m["x"])
 		y, yok = Number(m["y"])
-		if !xok || !yok {
+		vw, wok = Number(m["vw"])
+		vh, hok = Number(m["vh"])
+		if !xok || !yok || !wok || !hok {
 			return 0, 0, false
 		}
 		d = up
