@@ -98,4 +98,12 @@ func TestQuickClickInFrames(t *testing.T) {
 	if y := c.ok("browser_evaluate", map[string]any{"function": "() => scrollY > 1000"}); !strings.Contains(y, "true") {
 		t.Errorf("the page was not scrolled to the frame below: %s", y)
 	}
+
+	// In the main frame, a click after a scroll stays quick: the point the
+	// button is scrolled to was on a frame of another site just before,
+	// and the click still reaches the button.
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("_click-scroll-frame.html")})
+	snap = c.ok("browser_snapshot", nil)
+	out := click(`button "Far below"`, true)
+	mustContain(t, out, "- changed: paragraph: far clicked (was: none)")
 }
