@@ -296,3 +296,21 @@ func TestModalCloseReportsThePageBehind(t *testing.T) {
 	mustContain(t, out, `The dialog "Add a person" closed; nothing else changed since the page behind it was last read (its refs are unchanged and still valid).`)
 	mustContain(t, c.ok("browser_click", map[string]any{"ref": count}), `Clicked button "Counted 3" [ref=`+count+`]`, noChange)
 }
+
+// A frame the page cannot show (its origin is blocked) is a warning in a
+// change report as in a snapshot, text and structured, and the report
+// still lists what changed around it.
+func TestChangeReportCarriesWarnings(t *testing.T) {
+	t.Parallel()
+	c := connect(t, Config{Origins: OriginPolicy{Blocked: []string{"localhost"}}})
+	c.ok("browser_navigate", map[string]any{"url": fx.Page("changes.html")})
+	snap := c.call("browser_snapshot", nil)
+	const warning = `- The content of iframe "Cross" [ref=`
+	mustContain(t, snap.Text, "Warnings:\n"+warning, "its page was blocked or failed to load")
+	out := c.call("browser_click", map[string]any{"ref": refOf(t, snap.Text, `button "Open details"`)})
+	mustContain(t, out.Text, "Changes since the last snapshot", `- added in main:`, `button "Close details" [ref=`,
+		"Warnings:\n"+warning, "its page was blocked or failed to load")
+	if ws := warningsOf(out); len(ws) != 1 || ws[0]["reason"] != "blocked" || ws[0]["frameName"] != "Cross" {
+		t.Errorf("structured warnings of the change report = %v", ws)
+	}
+}
