@@ -48,6 +48,9 @@ type doc struct {
 	// iframe's ref there, as the last snapshot found them (PagePoint).
 	up    *doc
 	upRef string
+	// frames are the frames of this document's iframes, by ref, as the
+	// last snapshot found them (childFrame).
+	frames map[string]playwright.Frame
 }
 
 // keepGone is how many gone documents keep their refs' records in full, so
@@ -110,6 +113,9 @@ type Engine struct {
 	// Release. The driver keeps every handle, and Chromium its element,
 	// until it is disposed.
 	handed []playwright.JSHandle
+	// frameLookups counts the times childFrame asked the page for an
+	// iframe's frame (tests see the kept ones used).
+	frameLookups int
 }
 
 // NewEngine returns an engine with no bridges installed.
@@ -567,7 +573,7 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 				ch <- out{err: fmt.Errorf("internal error reading the frame: %v", p)}
 			}
 		}()
-		child, err := contentFrame(parent, n.Ref)
+		child, cached, err := e.childFrame(parent, n.Ref)
 		if err != nil {
 			ch <- out{err: err}
 			return
@@ -579,6 +585,16 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 		}
 		childCut := false
 		tree, nx, rs, err := e.captureFrame(child, next, depth+1, false, "", &childCut)
+		if err != nil && cached && !errors.Is(err, ErrPageBusy) {
+			// The frame the last snapshot found may have left just now,
+			// before its detach reached us: ask the page for the iframe's
+			// frame again.
+			e.dropChildFrame(parent, n.Ref)
+			if fresh, ferr := contentFrame(parent, n.Ref); ferr == nil && fresh != child {
+				child = fresh
+				tree, nx, rs, err = e.captureFrame(child, next, depth+1, false, "", &childCut)
+			}
+		}
 		if err == nil {
 			e.mu.Lock()
 			if d := e.current[child]; d != nil {
@@ -634,6 +650,38 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 			return next + 10000, recs
 		}
 	}
+}
+
+// childFrame returns the frame of the iframe of ref in parent: the one the
+// last snapshot found while it is still attached (a frame keeps its Frame
+// through its navigations; an iframe moved or replaced gets a new one),
+// else the one the page gives, which is kept for the next snapshot.
+// Asking the page takes three round trips, more than a frame's walk.
+func (e *Engine) childFrame(parent *doc, ref string) (f playwright.Frame, cached bool, err error) {
+	e.mu.Lock()
+	f = parent.frames[ref]
+	e.mu.Unlock()
+	if f != nil && !f.IsDetached() {
+		return f, true, nil
+	}
+	if f, err = contentFrame(parent, ref); err != nil {
+		return nil, false, err
+	}
+	e.mu.Lock()
+	e.frameLookups++
+	if parent.frames == nil {
+		parent.frames = map[string]playwright.Frame{}
+	}
+	parent.frames[ref] = f
+	e.mu.Unlock()
+	return f, false, nil
+}
+
+// dropChildFrame forgets the frame childFrame kept for ref in parent.
+func (e *Engine) dropChildFrame(parent *doc, ref string) {
+	e.mu.Lock()
+	delete(parent.frames, ref)
+	e.mu.Unlock()
 }
 
 // errBlocked stands for a frame that shows Chromium's error page: its load
