@@ -124,65 +124,18 @@ func (s *Server) addInputTools() {
 	addTool(s, def("browser_drag", "Drag and drop", destructive|openWorld, "Drag one element (startRef) onto another (endRef)."), s.drag)
 }
 
-// clickCheckJS looks at the element before a click, in one round trip.
-// opens: the click follows a link or submits a form into another window
-// (target=_blank or a named one). ready: the element can take the click
-// now with no waiting, at x, y (client coordinates of its own frame, after
-// scrolling it into view when needed, which scrolled says): connected,
-// enabled, not animating, and the element that point hits is it or inside
-// it. Anything else, or any doubt, leaves ready false, and Playwright's
-// click waits and explains instead.
-const clickCheckJS = `(el) => {
-  const r = { opens: false, ready: false, scrolled: false, x: 0, y: 0, vw: innerWidth, vh: innerHeight };
-  try {
-    const other = (t) => !!t && !['_self', '_parent', '_top'].includes(t.toLowerCase());
-    const a = el.closest('a[href], area[href]');
-    if (a) r.opens = other(a.getAttribute('target'));
-    else if (el.form && (el.type === 'submit' || el.type === 'image')) r.opens = other(el.getAttribute('formtarget') || el.form.getAttribute('target'));
-    if (!el.isConnected || el.matches(':disabled') || el.closest('[aria-disabled="true"]')) return r;
-    if (typeof document.getAnimations === 'function') {
-      for (const an of document.getAnimations()) {
-        const t = an.playState === 'running' && an.effect && an.effect.target;
-        if (t && (t === el || (typeof t.contains === 'function' && t.contains(el)))) return r;
-      }
-    }
-    const box = () => { for (const q of el.getClientRects()) if (q.width >= 1 && q.height >= 1) return q; return null; };
-    let q = box();
-    if (!q) return r;
-    const w = innerWidth, h = innerHeight;
-    if (q.left < 0 || q.top < 0 || q.right > w || q.bottom > h) {
-      el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-      r.scrolled = true;
-      q = box();
-      if (!q) return r;
-    }
-    const x = q.left + q.width / 2, y = q.top + q.height / 2;
-    if (!(x >= 0 && y >= 0 && x < w && y < h)) return r;
-    let hit = document.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    for (let n = hit; n; n = n.parentNode || n.host) {
-      if (n === el) { r.ready = true; r.x = x; r.y = y; break; }
-    }
-  } catch (e) { r.ready = false; }
-  return r;
-}`
-
-// clickCheck is what clickCheckJS found; vw and vh are the size of the
-// element's frame's viewport.
+// clickCheck is what snapshot.ClickCheckJS found; vw and vh are the size
+// of the element's frame's viewport.
 type clickCheck struct {
 	opens, ready, scrolled bool
 	x, y, vw, vh           float64
 }
 
-// checkClick runs clickCheckJS on el, in its own frame: the point it
-// gives is in that frame's viewport. An element that does not answer in
-// time is not ready.
+// checkClick runs snapshot.ClickCheckJS on el, in its own frame: the
+// point it gives is in that frame's viewport. An element that does not
+// answer in time is not ready.
 func checkClick(el playwright.ElementHandle) clickCheck {
-	v, ok := bounded(time.Second, func() any { v, _ := el.Evaluate(clickCheckJS); return v })
+	v, ok := bounded(time.Second, func() any { v, _ := el.Evaluate(snapshot.ClickCheckJS); return v })
 	m, _ := v.(map[string]any)
 	if !ok || m == nil {
 		return clickCheck{}
