@@ -631,6 +631,22 @@ type Part struct {
 	Lines []string
 }
 
+// common is the deepest line that lines i and j both sit in (each counts
+// as in itself), or atTop when they share none.
+func (c *Changes) common(i, j int) int {
+	for i >= 0 && j >= 0 && i != j {
+		if c.b[i].depth >= c.b[j].depth {
+			i = c.parent[i]
+		} else {
+			j = c.parent[j]
+		}
+	}
+	if i < 0 || j < 0 {
+		return atTop
+	}
+	return i
+}
+
 // Size is how many characters the part's lines take.
 func (p Part) Size() int {
 	n := 0
@@ -680,29 +696,17 @@ func (c *Changes) Part() (p Part, ok bool) {
 	for _, rm := range c.Removed {
 		ats = append(ats, rm.at)
 	}
-	var common []int // the lines over every change, outermost first
-	for i, at := range ats {
+	top := atUnknown // the deepest line over every change so far
+	for _, at := range ats {
 		if at < 0 {
 			return Part{}, false
 		}
-		var chain []int
-		for k := at; k >= 0; k = c.parent[k] {
-			chain = append([]int{k}, chain...)
-		}
-		if i == 0 {
-			common = chain
-			continue
-		}
-		n := 0
-		for n < len(common) && n < len(chain) && common[n] == chain[n] {
-			n++
-		}
-		common = common[:n]
-		if n == 0 {
+		if top == atUnknown {
+			top = at
+		} else if top = c.common(top, at); top < 0 {
 			return Part{}, false
 		}
 	}
-	top := common[len(common)-1]
 	depth := c.b[top].depth
 	p.Head = strings.TrimSuffix(bare(c.b[top].text), ":")
 	if up := c.parent[top]; up >= 0 {

@@ -312,3 +312,24 @@ func TestDiffPartHoldsEveryChange(t *testing.T) {
 		t.Errorf("only %d of 500 random edits had a part: the test checks too little", parts)
 	}
 }
+
+// On a page nested 800 levels deep, 600 buttons added at the bottom have
+// the deepest group as their part.
+func TestDiffPartDeep(t *testing.T) {
+	build := func(extra int) []*Node {
+		var kids []*Node
+		for i := range 3 + extra {
+			kids = append(kids, btn(fmt.Sprintf("B %d", i), fmt.Sprintf("e%d", 10+i)))
+		}
+		n := box("group", "Level 800", kids...)
+		for d := 799; d > 0; d-- {
+			n = box("group", fmt.Sprintf("Level %d", d), n)
+		}
+		return []*Node{box("banner", "", btn("Home", "e1")), n}
+	}
+	c := Diff(&Snapshot{Tree: build(0)}, &Snapshot{Tree: build(600)})
+	p, ok := c.Part()
+	if !ok || p.Head != `group "Level 800"` || p.In != `group "Level 799"` || len(p.Lines) != 604 {
+		t.Fatalf("part %q in %q with %d lines (ok=%v)", p.Head, p.In, len(p.Lines), ok)
+	}
+}
