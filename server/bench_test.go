@@ -13,13 +13,7 @@ import (
 func BenchmarkSnapshotTable(b *testing.B) {
 	for _, rows := range []int{100, 1000, 5000} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-			t := &testing.T{}
-			c := connect(t, Config{})
-			defer c.srv.Close()
-			c.t = t
-			if r := c.call("browser_navigate", map[string]any{"url": fmt.Sprintf("%s/table?rows=%d", fx.URL, rows)}); r.IsError {
-				b.Fatal(r.Text)
-			}
+			c := benchPage(b, fmt.Sprintf("/table?rows=%d", rows))
 			var text string
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -39,14 +33,9 @@ func BenchmarkSnapshotTable(b *testing.B) {
 // BenchmarkClickNoChange times a click round trip on a button that changes
 // nothing, through MCP.
 func BenchmarkClickNoChange(b *testing.B) {
-	t := &testing.T{}
-	c := connect(t, Config{})
-	defer c.srv.Close()
-	if r := c.call("browser_navigate", map[string]any{"url": fx.URL + "/table?rows=100"}); r.IsError {
-		b.Fatal(r.Text)
-	}
+	c := benchPage(b, "/table?rows=100")
 	snap := c.call("browser_snapshot", nil).Text
-	ref := refOf(t, snap, `button "Edit"`)
+	ref := refOf(c.t, snap, `button "Edit"`)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if r := c.call("browser_click", map[string]any{"ref": ref}); r.IsError {
@@ -60,13 +49,7 @@ func BenchmarkClickNoChange(b *testing.B) {
 //
 //	go test ./server -run '^$' -bench SnapshotNestedFrames -benchtime 20x
 func BenchmarkSnapshotNestedFrames(b *testing.B) {
-	t := &testing.T{}
-	c := connect(t, Config{})
-	defer c.srv.Close()
-	c.t = t
-	if r := c.call("browser_navigate", map[string]any{"url": fx.URL + "/nested-frames?depth=3"}); r.IsError {
-		b.Fatal(r.Text)
-	}
+	c := benchPage(b, "/nested-frames?depth=3")
 	c.call("browser_snapshot", nil)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -82,17 +65,11 @@ func BenchmarkSnapshotNestedFrames(b *testing.B) {
 //
 //	go test ./server -run '^$' -bench ClickInFrame -benchtime 20x
 func BenchmarkClickInFrame(b *testing.B) {
-	t := &testing.T{}
-	c := connect(t, Config{})
-	defer c.srv.Close()
-	c.t = t
-	if r := c.call("browser_navigate", map[string]any{"url": fx.URL + "/nested-frames?depth=3"}); r.IsError {
-		b.Fatal(r.Text)
-	}
+	c := benchPage(b, "/nested-frames?depth=3")
 	snap := c.call("browser_snapshot", nil).Text
 	for level := range 4 {
 		b.Run(fmt.Sprintf("level=%d", level), func(b *testing.B) {
-			ref := refOf(t, snap, fmt.Sprintf(`button "Button at level %d"`, level))
+			ref := refOf(c.t, snap, fmt.Sprintf(`button "Button at level %d"`, level))
 			c.call("browser_click", map[string]any{"ref": ref})
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -102,4 +79,18 @@ func BenchmarkClickInFrame(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchPage connects a client to a new server, with the page at path of
+// the fixture loaded; the server closes when the benchmark ends.
+func benchPage(b *testing.B, path string) *client {
+	b.Helper()
+	t := &testing.T{}
+	c := connect(t, Config{})
+	b.Cleanup(c.srv.Close)
+	c.t = t
+	if r := c.call("browser_navigate", map[string]any{"url": fx.URL + path}); r.IsError {
+		b.Fatal(r.Text)
+	}
+	return c
 }
