@@ -590,7 +590,7 @@ func (e *Engine) expandFrame(parent *doc, n *Node, next, depth int, recs []refs.
 			// before its detach reached us: ask the page for the iframe's
 			// frame again.
 			e.dropChildFrame(parent, n.Ref)
-			if fresh, ferr := contentFrame(parent, n.Ref); ferr == nil && fresh != child {
+			if fresh, _, ferr := e.childFrame(parent, n.Ref); ferr == nil && fresh != child {
 				child = fresh
 				tree, nx, rs, err = e.captureFrame(child, next, depth+1, false, "", &childCut)
 			}
